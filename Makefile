@@ -1,0 +1,44 @@
+# Thin wrapper around CMake.  The two commands a new user needs:
+#   make demo   build, then compare every balancer on the built-in simulated 4-socket host
+#   make check  -Werror build + tests, ASan/UBSan build + tests, clang-format check
+BUILD      ?= build
+BUILD_SAN  ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+SOURCES     = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find agent host policy guest-tools tests -name '*.[ch]')
+
+.PHONY: all deps build demo check check-werror check-asan check-format format clean
+
+all: build
+
+deps:
+	@./packaging/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DVNUMAD_WERROR=ON >/dev/null
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/agent/vnumactl simulate
+
+check-werror: build
+	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
+
+check-asan: deps
+	cmake -S . -B $(BUILD_SAN) -DVNUMAD_WERROR=ON -DVNUMAD_SANITIZE=ON \
+		-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 >/dev/null
+	cmake --build $(BUILD_SAN) -j $(JOBS)
+	cd $(BUILD_SAN) && ctest -j $(JOBS) --output-on-failure
+
+check-format: deps
+	clang-format --dry-run --Werror $(SOURCES)
+
+check: check-werror check-asan check-format
+	@echo "make check: all passed"
+
+format:
+	clang-format -i $(SOURCES)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Install the Debian 12 packages that building and testing vnumad need, and only those.
+# Idempotent: packages already present are not reinstalled, and apt is not touched at all
+# when nothing is missing.  Run as root (make demo / make check call it for you).
+set -eu
+
+# Build: compiler and tools, the libraries vnumad links against, cmocka for unit tests.
+PKGS="gcc make cmake pkg-config clang-format \
+libhwloc-dev libjson-c-dev libxml2-dev libcmocka-dev libnuma-dev"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
