@@ -1,0 +1,90 @@
+/*
+ * scenario.h - simulator input (BRIEF section 4.2): a JSON scenario file, fully validated.
+ *
+ * Every field has a documented default except the scenario's name, host.nodes and each VM's
+ * name, vcpus and memory_gib.  Unknown fields, wrong types, out-of-range values and
+ * inconsistent cells are errors whose message names the field by its JSON path, e.g.
+ * "vms[2].cells[1].memory_gib: cells' memory (12) does not add up to memory_gib (16)".
+ * Nothing is guessed.  Ownership: scenario_free() frees everything.
+ */
+#ifndef VNUMAD_HOST_SIM_SCENARIO_H
+#define VNUMAD_HOST_SIM_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/vm_policy.h"
+
+#define SCN_NAME_MAX       64
+#define SCN_MAX_NODES      64
+#define SCN_MAX_VCPUS      1024 /* per VM */
+#define SCN_MAX_VMS        65536
+#define SCN_MAX_DURATION_S 86400.0
+
+enum scn_workload {
+	SCN_WORKLOAD_PRIVATE = 0, /* 90 % of a vCPU's accesses to its own 1/n slice */
+	SCN_WORKLOAD_SHARED,      /* all vCPUs access all memory uniformly */
+	SCN_WORKLOAD_CELLS,       /* 90 % of a vCPU's accesses to its own cell's memory */
+	SCN_WORKLOAD_PHASED,      /* private, slices rotate among vCPUs every phase_s */
+	SCN_WORKLOAD_ADVERSE,     /* private, slices reshuffled at random every phase_s */
+	SCN_WORKLOAD_IDLE,        /* private at util 0.05 */
+};
+
+struct scn_cell {
+	int nr_vcpus;
+	int *vcpus; /* vCPU indexes of the cell */
+	double memory_gib;
+};
+
+struct scn_vm {
+	char name[SCN_NAME_MAX];
+	int vcpus;
+	double memory_gib;
+	enum scn_workload workload; /* default private */
+	double mem_intensity;       /* default 0.5, in [0, 1] */
+	double util;                /* default 1.0, in [0, 1]; idle forces 0.05 */
+	double start_s;             /* default 0 */
+	double stop_s;              /* default: never (< 0) */
+	double phase_s;             /* default 60 (phased) or 10 (adverse) */
+	int first_touch_node;       /* default -1: the node where vCPU 0 first runs */
+	int nr_cells;               /* 0 = no guest vNUMA cells */
+	struct scn_cell *cells;
+	char *policy_xml;        /* NULL = default policy */
+	struct vm_policy policy; /* parsed policy_xml (validated at load) */
+};
+
+struct scn_host {
+	int nodes;
+	int cpus_per_node;          /* default 16 */
+	double memory_per_node_gib; /* default 64 */
+	int *distances;             /* nodes x nodes; default 10 local, 21 remote */
+};
+
+struct scenario {
+	char name[SCN_NAME_MAX];
+	char *description; /* optional free text */
+	/*
+	 * Optional: why a moving policy may beat the best static binding here (e.g. a phased
+	 * workload on a VM that must span nodes).  When set, the suite does not require the
+	 * oracle to have the highest throughput on this scenario.
+	 */
+	char *oracle_note;
+	uint64_t seed;     /* default 1 */
+	double duration_s; /* default 600 */
+	struct scn_host host;
+	int nr_vms;
+	struct scn_vm *vms;
+};
+
+/* Parse from a file / a string.  On error: -EINVAL (or -errno for I/O) and a message in err. */
+int scenario_load_file(const char *path, struct scenario **out, char *err, size_t errlen);
+int scenario_load_string(const char *json, struct scenario **out, char *err, size_t errlen);
+void scenario_free(struct scenario *scn);
+
+const char *scn_workload_name(enum scn_workload w);
+
+/* The built-in default (BRIEF section 4.3): a 4-socket host with VMs coming and going. */
+extern const char scenario_default_json[];
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * sim.h - the simulated multi-socket host: a deterministic, time-stepped model of nodes, CPUs,
+ * VMs and their memory, with one balancer driving it through snapshots and plans.
+ *
+ * See docs/simulator.md for the model and every constant.  The balancer only ever sees a
+ * struct snapshot (BRIEF section 3); ground truth (which slice of memory a vCPU touches) stays
+ * in here.  Same scenario + same balancer + same seed = the same result, bit for bit, except
+ * balancer_ms, which is measured wall-clock time.
+ */
+#ifndef VNUMAD_HOST_SIM_SIM_H
+#define VNUMAD_HOST_SIM_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host/sim/scenario.h"
+#include "policy/model.h"
+
+/* Model constants (documented with their reasons in docs/simulator.md). */
+#define SIM_TICK_S               0.1     /* time step */
+#define SIM_REGION_MIB           2       /* memory granule: one transparent huge page */
+#define SIM_LOCAL_SHARE          0.9     /* private/cells: share of accesses to the own slice */
+#define SIM_IDLE_UTIL            0.05    /* util of the idle workload */
+#define SIM_MIN_FREE_MIB         64      /* per node, kept free: the kernel's min watermark */
+#define SIM_MIGRATE_MIB_S        2048.0  /* host-wide move_pages throughput ceiling */
+#define SIM_NODE_BW_MIB_S        20480.0 /* memory bandwidth of one node */
+#define SIM_FAULT_COST_US        5.0     /* CPU time of one hinting fault (EPT violation + fault) */
+#define SIM_SCAN_COST_US_PER_MIB 1.0     /* CPU time to unmap 1 MiB (PTE walk, TLB shootdown) */
+#define SIM_WANDER_PER_S                                                                           \
+	0.02                    /* NUMA-blind scheduler: chance a floating vCPU wakes              \
+	                           on another node with a free CPU, per second */
+#define SIM_SAMPLE_PERIOD_S 1.0 /* locality/throughput series resolution */
+
+struct sim_result {
+	char policy[32];
+	double duration_s;
+	double locality;   /* local accesses / all accesses */
+	double throughput; /* work units: CPU-seconds at all-local speed */
+	double vs_oracle;  /* filled by the caller once the oracle has run; else 0 */
+	double converge_s;
+	double migrated_gib;
+	uint64_t vcpu_moves;  /* re-pinnings that changed a vCPU's node set */
+	double max_node_fill; /* peak used/total over nodes and time */
+	uint64_t oom;         /* 2-MiB allocations no node could satisfy */
+	double balancer_ms;   /* mean wall-clock ms per decide() call */
+	uint64_t balancer_calls;
+	double migrate_failed_gib;
+	double sampling_cpu_s;    /* CPU time the VMs lost to hinting faults and scanning */
+	double max_migrate_mib_s; /* peak migration rate over any 1-s sample */
+	uint64_t node_overfill; /* ticks on which any node held more than its memory (must be 0) */
+	/* Per SIM_SAMPLE_PERIOD_S: locality of that second (-1 when nothing ran). */
+	int nr_samples;
+	double *locality_series;
+	double *migrate_mib_series;
+};
+
+/* Run one balancer over the whole scenario.  Returns 0 or -errno with a message in err. */
+int sim_run(const struct scenario *scn, const struct balancer_ops *bal, struct sim_result *res,
+            char *err, size_t errlen);
+void sim_result_free(struct sim_result *res);
+
+/*
+ * converge_s from a locality series: the first time t after which the 10-s moving locality
+ * stays within 5 % (relative) of the mean of the last 60 s.  0 when it always held.
+ */
+double sim_converge_time(const double *series, int nr, double period_s);
+
+/* ---- step-wise interface, for unit tests of the model ------------------------------- */
+
+struct sim;
+
+struct sim *sim_new(const struct scenario *scn, const struct balancer_ops *bal, char *err,
+                    size_t errlen);
+void sim_free(struct sim *sim);
+/* Advance one tick (runs the balancer when due).  Returns 0 or -errno. */
+int sim_step(struct sim *sim);
+double sim_now(const struct sim *sim);
+/* Build the snapshot the balancer would see now; caller frees with snapshot_free(). */
+struct snapshot *sim_snapshot(struct sim *sim);
+/* Fill res from the run so far (res->policy etc.); caller frees with sim_result_free(). */
+void sim_result_fill(struct sim *sim, struct sim_result *res);
+
+/* Ground truth, for tests only: MiB of VM vm_idx resident on node (-1: unallocated). */
+uint64_t sim_vm_node_mib(const struct sim *sim, int vm_idx, int node);
+/* Ground truth: node index vCPU vcpu of VM vm_idx runs on, or -1 if the VM is not running. */
+int sim_vcpu_node(const struct sim *sim, int vm_idx, int vcpu);
+uint64_t sim_node_used_mib(const struct sim *sim, int node);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * model.h - what a balancer sees (the snapshot), what it returns (the plan), and the balancer
+ * interface that vnumad's engine and every peer model implement.
+ *
+ * The snapshot holds exactly what a real KVM host can measure (BRIEF section 3) and nothing
+ * more: topology and distances; per node its CPUs and total/free memory; per VM its vCPU
+ * threads with their current CPU, allowed nodes, CPU use and per-node hinting-fault counts,
+ * its per-node resident memory, and its policy.  It also carries the results of the
+ * balancer's own earlier actions (pages moved or refused), which the agent learns from the
+ * return values of its own system calls.
+ *
+ * Indexing: every per-node array is indexed by node *index* 0..nr_nodes-1; snap_node.id is the
+ * OS node id, used only for display.  Ownership: a snapshot is built by a host backend and
+ * freed as a whole with snapshot_free(); a plan is owned by whoever called plan_init().
+ */
+#ifndef VNUMAD_POLICY_MODEL_H
+#define VNUMAD_POLICY_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/util.h"
+#include "policy/vm_policy.h"
+
+/* ---- snapshot ----------------------------------------------------------------------- */
+
+struct snap_node {
+	int id;      /* OS node id (display only) */
+	int nr_cpus; /* online CPUs on the node */
+	uint64_t mem_total_mib;
+	uint64_t mem_free_mib;
+};
+
+struct snap_vcpu {
+	int tid;                /* host thread id of the vCPU */
+	int cpu;                /* CPU it last ran on */
+	int node;               /* node index of that CPU */
+	uint64_t allowed_nodes; /* nodes whose CPUs are all in its affinity mask */
+	double cpu_use;         /* CPUs used over the last sample period (0..1) */
+	/*
+	 * Hinting faults per node index, as the kernel counts them for the thread: decayed
+	 * (halved once per completed scan pass), split private/shared by the page's previous
+	 * accessor.  Point into the snapshot's fault arrays; nr_nodes entries each.
+	 */
+	const uint64_t *faults_private;
+	const uint64_t *faults_shared;
+};
+
+struct snap_cell {
+	uint64_t mem_start_mib; /* guest-physical range of the cell's RAM */
+	uint64_t mem_mib;
+};
+
+struct snap_vm {
+	int id; /* stable for the VM's lifetime (the QEMU pid on Linux) */
+	char name[64];
+	double uptime_s; /* 0 on the call made when the VM arrives */
+	int nr_vcpus;
+	struct snap_vcpu *vcpus;
+	uint64_t mem_mib;       /* guest RAM size */
+	uint64_t *resident_mib; /* per node index */
+	int nr_cells;           /* guest vNUMA cells; 0 when the guest has none */
+	struct snap_cell *cells;
+	int *vcpu_cell; /* per vCPU: its cell, or NULL when nr_cells == 0 */
+	struct vm_policy policy;
+	bool policy_ok; /* false: the VM's policy failed to parse; defaults apply */
+	/* Feedback from the balancer's own memory moves since the previous snapshot. */
+	uint64_t mig_done_mib;
+	uint64_t mig_failed_mib;
+	uint64_t mig_pending_mib; /* still queued in the migration engine */
+};
+
+struct snapshot {
+	double now_s; /* host clock at the time of the snapshot */
+	int nr_nodes;
+	struct snap_node *nodes;
+	int *distance; /* nr_nodes x nr_nodes, row-major, 10 = local */
+	int nr_cpus;
+	int *cpu_node; /* per CPU id: node index */
+	int nr_vms;
+	struct snap_vm *vms;
+	/* Backing storage, owned by the snapshot. */
+	uint64_t *fault_store;
+	uint64_t *resident_store;
+	struct snap_vcpu *vcpu_store;
+};
+
+static inline int
+snapshot_distance(const struct snapshot *snap, int from, int to)
+{
+	return snap->distance[from * snap->nr_nodes + to];
+}
+
+/*
+ * Allocate a snapshot for nr_nodes nodes, nr_cpus CPUs and nr_vms VMs with nr_vcpus vCPUs in
+ * all; the caller fills it in.  vm_vcpus[i] gives VM i's vCPU count (vcpus, fault and resident
+ * pointers are wired up here).  Cells are allocated by the caller with snapshot_vm_set_cells.
+ */
+struct snapshot *snapshot_new(int nr_nodes, int nr_cpus, int nr_vms, const int *vm_vcpus);
+void snapshot_vm_set_cells(struct snap_vm *vm, int nr_cells);
+void snapshot_free(struct snapshot *snap);
+
+/* ---- plan --------------------------------------------------------------------------- */
+
+/* Why an action was taken: the rule, its inputs in words, and the expected gain. */
+struct plan_reason {
+	char rule[24];  /* e.g. "spread", "compress", "flip", "numad-bind" */
+	char text[104]; /* inputs, e.g. "node 1 holds 7/8 of the VM's faults" */
+	double gain;    /* expected gain in the rule's own unit (documented per rule) */
+};
+
+enum plan_pin_kind {
+	PLAN_PIN_MOVE = 0, /* re-pin one vCPU */
+	PLAN_PIN_FLIP,     /* one half of a flip; the other half is flip_with */
+	/*
+	 * The kernel's own task migration (autonuma model only): run the vCPU on to_node and
+	 * prefer that node from now on, without changing its affinity (nodes is ignored).
+	 */
+	PLAN_PIN_KERNEL_MOVE,
+};
+
+struct plan_pin {
+	int vm_id;
+	int vcpu;
+	uint64_t nodes; /* new allowed nodes; NODEMASK_ALL = unpin */
+	enum plan_pin_kind kind;
+	int flip_with; /* index in plan.pins of the other half, or -1 */
+	int to_node;   /* PLAN_PIN_KERNEL_MOVE: destination node index; else -1 */
+	struct plan_reason why;
+};
+
+/*
+ * Move up to mib of the VM's memory that sits on from_node to to_node.  The range limits which
+ * guest RAM is considered (len_mib == 0: all of it).  The migration engine moves it gradually
+ * and reports progress in the next snapshots (mig_done/failed/pending).
+ */
+struct plan_mem_move {
+	int vm_id;
+	uint64_t start_mib;
+	uint64_t len_mib;
+	int from_node;
+	int to_node;
+	uint64_t mib;
+	struct plan_reason why;
+};
+
+/*
+ * Bind a range of guest RAM (len_mib == 0: all of it) to a node set for future allocations,
+ * as mbind(2)/numatune do.  Memory already resident is not moved.
+ */
+struct plan_mem_bind {
+	int vm_id;
+	uint64_t start_mib;
+	uint64_t len_mib;
+	uint64_t nodes;
+	struct plan_reason why;
+};
+
+/* Ask for a per-VM sampling intensity: MiB of guest RAM made inaccessible per second. */
+struct plan_sampling {
+	int vm_id;
+	double scan_mib_s;
+	struct plan_reason why;
+};
+
+struct plan {
+	struct plan_pin *pins;
+	size_t nr_pins, cap_pins;
+	struct plan_mem_move *moves;
+	size_t nr_moves, cap_moves;
+	struct plan_mem_bind *binds;
+	size_t nr_binds, cap_binds;
+	struct plan_sampling *samplings;
+	size_t nr_samplings, cap_samplings;
+	/* Seconds until the balancer wants to be called again (> 0). */
+	double next_call_s;
+};
+
+void plan_init(struct plan *plan);
+void plan_reset(struct plan *plan); /* empty it, keep the storage */
+void plan_free(struct plan *plan);
+void plan_reason_set(struct plan_reason *why, const char *rule, double gain, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+struct plan_pin *plan_add_pin(struct plan *plan, int vm_id, int vcpu, uint64_t nodes);
+/* Two PLAN_PIN_FLIP entries, linked through flip_with; returns the first. */
+struct plan_pin *plan_add_flip(struct plan *plan, int vm_a, int vcpu_a, int node_a, int vm_b,
+                               int vcpu_b, int node_b);
+struct plan_mem_move *plan_add_move(struct plan *plan, int vm_id, int from_node, int to_node,
+                                    uint64_t mib);
+struct plan_mem_bind *plan_add_bind(struct plan *plan, int vm_id, uint64_t nodes);
+struct plan_sampling *plan_add_sampling(struct plan *plan, int vm_id, double scan_mib_s);
+
+/* ---- balancers ---------------------------------------------------------------------- */
+
+/* Host-side behaviour a balancer relies on, provided by the host (the kernel) not the plan. */
+#define BALANCER_HOST_KERNEL_NUMA (1u << 0) /* kernel NUMA balancing: migrate-on-fault */
+
+struct balancer_args {
+	uint64_t seed; /* for the balancer's own PRNG */
+	/*
+	 * Full knowledge, for the oracle only: the scenario being simulated (a const struct
+	 * scenario *).  Every real balancer ignores it.
+	 */
+	const void *knowledge;
+};
+
+struct balancer_ops {
+	const char *name;
+	const char *description;
+	unsigned host_flags; /* BALANCER_HOST_* */
+	/* Default per-VM sampling intensity (MiB/s) before the balancer asks for another. */
+	double default_scan_mib_s;
+	void *(*create)(const struct balancer_args *args);
+	/*
+	 * Turn a snapshot into a plan (plan is empty on entry).  Called when plan->next_call_s
+	 * of the previous call has passed, and additionally whenever a VM arrives (that VM has
+	 * uptime_s == 0 and nothing resident yet).  Returns 0 or -errno.
+	 */
+	int (*decide)(void *state, const struct snapshot *snap, struct plan *plan);
+	void (*destroy)(void *state);
+};
+
+/* vnumad's own balancer (policy/engine.c); the peers live in host/sim/peers.h. */
+extern const struct balancer_ops vnumad_balancer_ops;
+
+#endif

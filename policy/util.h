@@ -1,0 +1,64 @@
+/*
+ * util.h - allocation that never returns NULL, a seeded PRNG, and node masks.
+ *
+ * The policy engine uses no globals and reads no clock; every random choice takes a
+ * struct util_rng that the caller seeded, so a run replays exactly.
+ */
+#ifndef VNUMAD_POLICY_UTIL_H
+#define VNUMAD_POLICY_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Abort with a message on out-of-memory; never return NULL. */
+void *xmalloc(size_t size);
+void *xcalloc(size_t nmemb, size_t size);
+void *xreallocarray(void *ptr, size_t nmemb, size_t size);
+char *xstrdup(const char *s);
+
+/* Grow *arr (of *cap elements of elem_size) so that it holds at least need elements. */
+void util_array_reserve(void **arr, size_t *cap, size_t need, size_t elem_size);
+
+/* PCG32 (O'Neill), small, fast and good enough for simulation noise. */
+struct util_rng {
+	uint64_t state;
+	uint64_t inc;
+};
+
+void util_rng_seed(struct util_rng *rng, uint64_t seed, uint64_t stream);
+uint32_t util_rng_u32(struct util_rng *rng);
+/* Uniform in [0, 1). */
+double util_rng_double(struct util_rng *rng);
+/* Uniform integer in [0, n); n > 0. */
+uint32_t util_rng_below(struct util_rng *rng, uint32_t n);
+/* Poisson-distributed count with mean lambda (>= 0). */
+uint32_t util_rng_poisson(struct util_rng *rng, double lambda);
+
+/*
+ * Node masks: bit i set = node *index* i (not OS node id).  64 nodes is the most any
+ * supported host has; topology loading refuses more.
+ */
+#define UTIL_MAX_NODES 64
+#define NODEMASK_ALL   (~(uint64_t)0)
+
+static inline int
+nodemask_test(uint64_t mask, int node_idx)
+{
+	return (int)((mask >> node_idx) & 1u);
+}
+
+static inline uint64_t
+nodemask_of(int node_idx)
+{
+	return (uint64_t)1 << node_idx;
+}
+
+int nodemask_weight(uint64_t mask);
+/* Lowest set node index, or -1 for an empty mask. */
+int nodemask_first(uint64_t mask);
+/* Parse a node list such as "0-1,3" into *mask; -EINVAL on bad syntax or ids >= max_nodes. */
+int nodemask_parse(const char *s, int max_nodes, uint64_t *mask);
+/* Format mask as a node list ("0-1,3") into buf; returns buf. "" for an empty mask. */
+char *nodemask_format(uint64_t mask, char *buf, size_t len);
+
+#endif
