@@ -1,0 +1,602 @@
+/*
+ * sim.c - the simulated host's main loop: VMs arrive and leave, the balancer is called with
+ * snapshots and its plans are applied, vCPUs do work whose speed depends on where their
+ * memory sits, and the metrics of BRIEF section 4.3 are gathered.
+ */
+#include "host/sim/sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "host/sim/sim_internal.h"
+
+#define SIM_VM_ID_BASE        1000   /* snapshot VM ids: SIM_VM_ID_BASE + scenario index */
+#define SIM_TID_BASE          100000 /* synthetic thread ids of vCPUs */
+#define SIM_CONVERGE_WINDOW_S 10.0
+#define SIM_CONVERGE_TAIL_S   60.0
+#define SIM_CONVERGE_TOL      0.05
+
+static uint64_t
+sim_all_nodes(const struct sim *sim)
+{
+	return sim->nr_nodes >= 64 ? NODEMASK_ALL : (nodemask_of(sim->nr_nodes) - 1);
+}
+
+struct sim *
+sim_new(const struct scenario *scn, const struct balancer_ops *bal, char *err, size_t errlen)
+{
+	struct sim *sim = xcalloc(1, sizeof(*sim));
+	struct balancer_args args = {.seed = scn->seed, .knowledge = scn};
+	uint64_t mem_mib = (uint64_t)(scn->host.memory_per_node_gib * 1024.0);
+	int tid = SIM_TID_BASE;
+
+	if (topology_new_uniform(scn->host.nodes, scn->host.cpus_per_node, mem_mib,
+	                         scn->host.distances, &sim->topo, err, errlen) < 0) {
+		free(sim);
+		return NULL;
+	}
+	sim->scn = scn;
+	sim->bal = bal;
+	sim->nr_nodes = sim->topo->nr_nodes;
+	util_rng_seed(&sim->rng, scn->seed, 0x5eed);
+	sim->node_used_mib = xcalloc((size_t)sim->nr_nodes, sizeof(uint64_t));
+	sim->node_traffic_mib = xcalloc((size_t)sim->nr_nodes, sizeof(double));
+	sim->node_bw_factor = xcalloc((size_t)sim->nr_nodes, sizeof(double));
+	for (int n = 0; n < sim->nr_nodes; n++)
+		sim->node_bw_factor[n] = 1.0;
+	sim->nr_vms = scn->nr_vms;
+	sim->vms = xcalloc((size_t)scn->nr_vms, sizeof(*sim->vms));
+	for (int i = 0; i < scn->nr_vms; i++) {
+		struct sim_vm *vm = &sim->vms[i];
+
+		vm->scn = &scn->vms[i];
+		vm->id = SIM_VM_ID_BASE + i;
+		vm->tid_base = tid;
+		tid += vm->scn->vcpus + 16;
+		vm->nr_vcpus = vm->scn->vcpus;
+		vm->util = vm->scn->workload == SCN_WORKLOAD_IDLE ? SIM_IDLE_UTIL : vm->scn->util;
+		vm->vcpus = xcalloc((size_t)vm->nr_vcpus, sizeof(*vm->vcpus));
+		for (int v = 0; v < vm->nr_vcpus; v++) {
+			vm->vcpus[v].faults = xcalloc(2 * (size_t)sim->nr_nodes, sizeof(uint64_t));
+			vm->vcpus[v].allowed = sim_all_nodes(sim);
+			vm->vcpus[v].preferred = -1;
+		}
+	}
+	plan_init(&sim->plan);
+	sim->bal_state = bal->create ? bal->create(&args) : NULL;
+	return sim;
+}
+
+void
+sim_free(struct sim *sim)
+{
+	if (sim == NULL)
+		return;
+	if (sim->bal->destroy)
+		sim->bal->destroy(sim->bal_state);
+	for (int i = 0; i < sim->nr_vms; i++) {
+		struct sim_vm *vm = &sim->vms[i];
+
+		if (vm->region_node)
+			sim_vm_memory_free(sim, vm);
+		for (int v = 0; v < vm->nr_vcpus; v++)
+			free(vm->vcpus[v].faults);
+		free(vm->vcpus);
+	}
+	free(sim->vms);
+	free(sim->node_used_mib);
+	free(sim->node_traffic_mib);
+	free(sim->node_bw_factor);
+	free(sim->moves);
+	free(sim->series);
+	free(sim->mig_series);
+	plan_free(&sim->plan);
+	topology_free(sim->topo);
+	free(sim);
+}
+
+double
+sim_now(const struct sim *sim)
+{
+	return sim->now_s;
+}
+
+static void
+sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm)
+{
+	struct sim_vm *vm = &sim->vms[idx];
+	const struct scn_vm *scv = vm->scn;
+	size_t fbytes = 2 * (size_t)sim->nr_nodes * sizeof(uint64_t);
+	double acc_gib = 0;
+
+	svm->id = vm->id;
+	snprintf(svm->name, sizeof(svm->name), "%s", scv->name);
+	svm->uptime_s = sim->now_s - vm->start_s;
+	svm->mem_mib = (uint64_t)vm->nr_regions * SIM_REGION_MIB;
+	for (int n = 0; n < sim->nr_nodes; n++)
+		svm->resident_mib[n] = (uint64_t)vm->node_cnt[n] * SIM_REGION_MIB;
+	for (int v = 0; v < vm->nr_vcpus; v++) {
+		struct snap_vcpu *sc = &svm->vcpus[v];
+		struct sim_vcpu *vc = &vm->vcpus[v];
+
+		sc->tid = vm->tid_base + v;
+		sc->node = vc->node;
+		sc->cpu = sim_vcpu_cpu(sim, vc->node, idx, v);
+		sc->allowed_nodes = vc->allowed;
+		sc->cpu_use = vc->cpu_use;
+		memcpy((void *)sc->faults_private, vc->faults, fbytes);
+	}
+	snapshot_vm_set_cells(svm, scv->nr_cells);
+	for (int c = 0; c < scv->nr_cells; c++) {
+		svm->cells[c].mem_start_mib = (uint64_t)(acc_gib * 1024.0);
+		svm->cells[c].mem_mib = (uint64_t)(scv->cells[c].memory_gib * 1024.0);
+		acc_gib += scv->cells[c].memory_gib;
+		for (int i = 0; i < scv->cells[c].nr_vcpus; i++)
+			svm->vcpu_cell[scv->cells[c].vcpus[i]] = c;
+	}
+	svm->policy = scv->policy;
+	svm->policy_ok = true;
+	svm->mig_done_mib = vm->mig_done_mib;
+	svm->mig_failed_mib = vm->mig_failed_mib;
+	vm->mig_done_mib = vm->mig_failed_mib = 0;
+	svm->mig_pending_mib = 0;
+	for (size_t i = 0; i < sim->nr_moves; i++)
+		if (sim->moves[i].vm == idx)
+			svm->mig_pending_mib += sim->moves[i].left_mib;
+}
+
+struct snapshot *
+sim_snapshot(struct sim *sim)
+{
+	int nr = 0, *vcpus = xcalloc((size_t)sim->nr_vms + 1, sizeof(int)), k = 0;
+	struct snapshot *snap;
+
+	for (int i = 0; i < sim->nr_vms; i++)
+		if (sim->vms[i].running)
+			vcpus[nr++] = sim->vms[i].nr_vcpus;
+	snap = snapshot_new(sim->nr_nodes, sim->topo->nr_cpus, nr, vcpus);
+	free(vcpus);
+	snap->now_s = sim->now_s;
+	for (int n = 0; n < sim->nr_nodes; n++) {
+		uint64_t total = sim->topo->nodes[n].mem_mib;
+
+		snap->nodes[n].id = sim->topo->nodes[n].id;
+		snap->nodes[n].nr_cpus = sim->topo->nodes[n].nr_cpus;
+		snap->nodes[n].mem_total_mib = total;
+		snap->nodes[n].mem_free_mib =
+		    sim->node_used_mib[n] < total ? total - sim->node_used_mib[n] : 0;
+		for (int m = 0; m < sim->nr_nodes; m++)
+			snap->distance[n * sim->nr_nodes + m] = topology_distance(sim->topo, n, m);
+	}
+	for (int c = 0; c < sim->topo->nr_cpus; c++)
+		snap->cpu_node[c] = sim->topo->cpu_node[c];
+	for (int i = 0; i < sim->nr_vms; i++)
+		if (sim->vms[i].running)
+			sim_snapshot_vm(sim, i, &snap->vms[k++]);
+	return snap;
+}
+
+static int
+sim_vm_by_id(const struct sim *sim, int id)
+{
+	int idx = id - SIM_VM_ID_BASE;
+
+	if (idx < 0 || idx >= sim->nr_vms || !sim->vms[idx].running)
+		return -1;
+	return idx;
+}
+
+static void
+sim_apply_pin(struct sim *sim, const struct plan_pin *pin)
+{
+	int idx = sim_vm_by_id(sim, pin->vm_id);
+	struct sim_vcpu *vc;
+	uint64_t mask;
+
+	if (idx < 0 || pin->vcpu < 0 || pin->vcpu >= sim->vms[idx].nr_vcpus)
+		return;
+	vc = &sim->vms[idx].vcpus[pin->vcpu];
+	if (pin->kind == PLAN_PIN_KERNEL_MOVE) {
+		if (pin->to_node < 0 || pin->to_node >= sim->nr_nodes ||
+		    !nodemask_test(vc->allowed, pin->to_node))
+			return;
+		if (vc->node != pin->to_node)
+			sim->vcpu_moves++;
+		vc->node = pin->to_node;
+		vc->preferred = pin->to_node;
+		return;
+	}
+	mask = pin->nodes & sim_all_nodes(sim);
+	if (mask == 0)
+		return;
+	if (mask != vc->allowed)
+		sim->vcpu_moves++;
+	vc->allowed = mask;
+	vc->preferred = -1;
+	if (!nodemask_test(mask, vc->node))
+		vc->node = sim_sched_least_loaded(sim, mask);
+}
+
+static void
+sim_apply_bind(struct sim *sim, const struct plan_mem_bind *b)
+{
+	int idx = sim_vm_by_id(sim, b->vm_id);
+	struct sim_vm *vm;
+	struct sim_bind *nb;
+	uint64_t end;
+
+	if (idx < 0 || (b->nodes & sim_all_nodes(sim)) == 0)
+		return;
+	vm = &sim->vms[idx];
+	end = b->len_mib ? (b->start_mib + b->len_mib) / SIM_REGION_MIB : vm->nr_regions;
+	vm->binds = xreallocarray(vm->binds, (size_t)vm->nr_binds + 1, sizeof(*vm->binds));
+	nb = &vm->binds[vm->nr_binds++];
+	nb->first_region = (uint32_t)(b->start_mib / SIM_REGION_MIB);
+	nb->end_region = (uint32_t)(end > vm->nr_regions ? vm->nr_regions : end);
+	nb->nodes = b->nodes & sim_all_nodes(sim);
+}
+
+static void
+sim_apply_plan(struct sim *sim, const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->nr_pins; i++)
+		sim_apply_pin(sim, &plan->pins[i]);
+	for (size_t i = 0; i < plan->nr_binds; i++)
+		sim_apply_bind(sim, &plan->binds[i]);
+	for (size_t i = 0; i < plan->nr_moves; i++) {
+		int idx = sim_vm_by_id(sim, plan->moves[i].vm_id);
+
+		if (idx >= 0)
+			sim_move_enqueue(sim, idx, &plan->moves[i]);
+	}
+	for (size_t i = 0; i < plan->nr_samplings; i++) {
+		int idx = sim_vm_by_id(sim, plan->samplings[i].vm_id);
+		double s = plan->samplings[i].scan_mib_s;
+
+		if (idx >= 0 && s >= 0 && isfinite(s))
+			sim->vms[idx].scan_mib_s = s;
+	}
+}
+
+static double
+sim_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int
+sim_call_balancer(struct sim *sim)
+{
+	struct snapshot *snap = sim_snapshot(sim);
+	double t0;
+	int rc;
+
+	plan_reset(&sim->plan);
+	t0 = sim_wall_ns();
+	rc = sim->bal->decide ? sim->bal->decide(sim->bal_state, snap, &sim->plan) : 0;
+	sim->balancer_ns += sim_wall_ns() - t0;
+	sim->calls++;
+	snapshot_free(snap);
+	if (rc < 0)
+		return rc;
+	sim_apply_plan(sim, &sim->plan);
+	sim->next_call_s = sim->now_s + (sim->plan.next_call_s > 0 ? sim->plan.next_call_s : 1.0);
+	return 0;
+}
+
+static void
+sim_departures(struct sim *sim)
+{
+	for (int i = 0; i < sim->nr_vms; i++) {
+		struct sim_vm *vm = &sim->vms[i];
+
+		if (vm->running && vm->scn->stop_s >= 0 && sim->now_s >= vm->scn->stop_s - 1e-9) {
+			sim_vm_release(sim, vm);
+			vm->running = false;
+			vm->finished = true;
+		}
+	}
+}
+
+/* Start the VMs due now; returns how many started. */
+static int
+sim_arrivals_start(struct sim *sim)
+{
+	int started = 0;
+
+	for (int i = 0; i < sim->nr_vms; i++) {
+		struct sim_vm *vm = &sim->vms[i];
+
+		if (vm->running || vm->finished || vm->scn->start_s > sim->now_s + 1e-9)
+			continue;
+		sim_vm_memory_init(sim, vm);
+		vm->running = true;
+		vm->start_s = sim->now_s;
+		vm->scan_mib_s = sim->bal->default_scan_mib_s;
+		sim_sched_place_new(sim, vm);
+		started++;
+	}
+	return started;
+}
+
+static int
+sim_arrivals(struct sim *sim)
+{
+	int rc = 0;
+
+	if (sim_arrivals_start(sim) == 0)
+		return 0;
+	/* The balancer hears of the new VMs before their memory is touched. */
+	rc = sim_call_balancer(sim);
+	for (int i = 0; i < sim->nr_vms; i++) {
+		struct sim_vm *vm = &sim->vms[i];
+
+		if (vm->running && vm->allocated == 0 && vm->start_s == sim->now_s)
+			sim_vm_first_touch(sim, vm);
+	}
+	return rc;
+}
+
+static void
+sim_phases(struct sim *sim)
+{
+	for (int i = 0; i < sim->nr_vms; i++) {
+		struct sim_vm *vm = &sim->vms[i];
+		enum scn_workload w = vm->scn->workload;
+		int phase;
+
+		if (!vm->running || (w != SCN_WORKLOAD_PHASED && w != SCN_WORKLOAD_ADVERSE))
+			continue;
+		phase = (int)floor((sim->now_s - vm->start_s) / vm->scn->phase_s + 1e-9);
+		if (phase != vm->phase) {
+			vm->phase = phase;
+			sim_vm_update_slices(sim, vm);
+		}
+	}
+}
+
+/* One vCPU's work this tick; adds its accesses to the locality counters. */
+static void
+sim_vcpu_work(struct sim *sim, struct sim_vm *vm, int v, double *p)
+{
+	struct sim_vcpu *vc = &vm->vcpus[v];
+	double m = vm->scn->mem_intensity, cost = 0, local, rate, cpu_s, work_s;
+
+	sim_vm_access_dist(sim, vm, v, p);
+	if (vm->allocated == 0) {
+		cost = 1.0;
+		local = 1.0;
+	} else {
+		for (int n = 0; n < sim->nr_nodes; n++)
+			cost += p[n] * topology_distance(sim->topo, vc->node, n) / 10.0 *
+			        sim->node_bw_factor[n];
+		local = p[vc->node];
+	}
+	cpu_s = vc->share * vm->util * SIM_TICK_S;
+	/* Sampling costs come out of the vCPU's CPU time before any guest work. */
+	work_s = cpu_s - vc->cost_acc_s;
+	if (work_s < 0) {
+		vc->cost_acc_s = -work_s;
+		work_s = 0;
+	} else {
+		vc->cost_acc_s = 0;
+	}
+	rate = 1.0 / ((1.0 - m) + m * cost);
+	vc->rate = cpu_s / SIM_TICK_S * rate;
+	vc->cpu_acc_s += cpu_s;
+	sim->work += work_s * rate;
+	sim->acc_local += work_s * rate * local;
+	sim->acc_total += work_s * rate;
+	sim->sec_local += work_s * rate * local;
+	sim->sec_total += work_s * rate;
+}
+
+static void
+sim_work_tick(struct sim *sim)
+{
+	double p[UTIL_MAX_NODES];
+
+	sim_sched_shares(sim);
+	for (int i = 0; i < sim->nr_vms; i++) {
+		struct sim_vm *vm = &sim->vms[i];
+
+		for (int v = 0; vm->running && v < vm->nr_vcpus; v++)
+			sim_vcpu_work(sim, vm, v, p);
+	}
+}
+
+static void
+sim_sample_push(struct sim *sim)
+{
+	if (sim->nr_samples >= sim->cap_samples) {
+		sim->cap_samples = sim->cap_samples ? sim->cap_samples * 2 : 1024;
+		sim->series = xreallocarray(sim->series, (size_t)sim->cap_samples, sizeof(double));
+		sim->mig_series =
+		    xreallocarray(sim->mig_series, (size_t)sim->cap_samples, sizeof(double));
+	}
+	sim->series[sim->nr_samples] = sim->sec_total > 0 ? sim->sec_local / sim->sec_total : -1;
+	sim->mig_series[sim->nr_samples] = sim->sec_migrated_mib / SIM_SAMPLE_PERIOD_S;
+	if (sim->mig_series[sim->nr_samples] > sim->max_mig_mib_s)
+		sim->max_mig_mib_s = sim->mig_series[sim->nr_samples];
+	sim->nr_samples++;
+	sim->sec_local = sim->sec_total = sim->sec_migrated_mib = 0;
+	for (int i = 0; i < sim->nr_vms; i++) {
+		struct sim_vm *vm = &sim->vms[i];
+
+		for (int v = 0; v < vm->nr_vcpus; v++) {
+			vm->vcpus[v].cpu_use = vm->vcpus[v].cpu_acc_s / SIM_SAMPLE_PERIOD_S;
+			vm->vcpus[v].cpu_acc_s = 0;
+		}
+	}
+}
+
+static void
+sim_account_tick(struct sim *sim)
+{
+	for (int n = 0; n < sim->nr_nodes; n++) {
+		double fill = (double)sim->node_used_mib[n] / (double)sim->topo->nodes[n].mem_mib;
+
+		if (fill > sim->max_fill)
+			sim->max_fill = fill;
+		sim->node_bw_factor[n] =
+		    1.0 + sim->node_traffic_mib[n] / SIM_TICK_S / SIM_NODE_BW_MIB_S;
+		sim->node_traffic_mib[n] = 0;
+	}
+	sim->tick++;
+	sim->now_s = (double)sim->tick * SIM_TICK_S;
+	if (fmod(sim->now_s + 1e-9, SIM_SAMPLE_PERIOD_S) < 1e-6)
+		sim_sample_push(sim);
+}
+
+int
+sim_step(struct sim *sim)
+{
+	int rc;
+
+	sim_departures(sim);
+	rc = sim_arrivals(sim);
+	if (rc == 0 && sim->now_s >= sim->next_call_s - 1e-9)
+		rc = sim_call_balancer(sim);
+	if (rc < 0)
+		return rc;
+	sim_phases(sim);
+	sim_sched_tick(sim);
+	sim_work_tick(sim);
+	for (int i = 0; i < sim->nr_vms; i++)
+		if (sim->vms[i].running)
+			sim_sample_tick(sim, &sim->vms[i]);
+	sim_migrate_tick(sim);
+	sim_account_tick(sim);
+	return 0;
+}
+
+double
+sim_converge_time(const double *series, int nr, double period_s)
+{
+	int win = (int)(SIM_CONVERGE_WINDOW_S / period_s),
+	    tail = (int)(SIM_CONVERGE_TAIL_S / period_s);
+	double sum = 0, target;
+	int cnt = 0, last_bad = -1;
+
+	if (win < 1)
+		win = 1;
+	for (int i = nr - tail < 0 ? 0 : nr - tail; i < nr; i++)
+		if (series[i] >= 0) {
+			sum += series[i];
+			cnt++;
+		}
+	if (cnt == 0)
+		return 0;
+	target = sum / cnt;
+	for (int i = 0; i < nr; i++) {
+		double s = 0;
+		int c = 0;
+
+		for (int j = i - win + 1 < 0 ? 0 : i - win + 1; j <= i; j++)
+			if (series[j] >= 0) {
+				s += series[j];
+				c++;
+			}
+		if (c > 0 && fabs(s / c - target) > SIM_CONVERGE_TOL * target)
+			last_bad = i;
+	}
+	return (last_bad + 1) * period_s;
+}
+
+void
+sim_result_fill(struct sim *sim, struct sim_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	snprintf(res->policy, sizeof(res->policy), "%s", sim->bal->name);
+	res->duration_s = sim->now_s;
+	res->locality = sim->acc_total > 0 ? sim->acc_local / sim->acc_total : 0;
+	res->throughput = sim->work;
+	res->converge_s = sim_converge_time(sim->series, sim->nr_samples, SIM_SAMPLE_PERIOD_S);
+	res->migrated_gib = sim->migrated_mib / 1024.0;
+	res->vcpu_moves = sim->vcpu_moves;
+	res->max_node_fill = sim->max_fill;
+	res->oom = sim->oom;
+	res->balancer_calls = sim->calls;
+	res->balancer_ms = sim->calls ? sim->balancer_ns / 1e6 / (double)sim->calls : 0;
+	res->migrate_failed_gib = sim->failed_mib / 1024.0;
+	res->sampling_cpu_s = sim->sampling_cpu_s;
+	res->max_migrate_mib_s = sim->max_mig_mib_s;
+	res->node_overfill = sim->node_overfill;
+	res->nr_samples = sim->nr_samples;
+	res->locality_series = xcalloc((size_t)sim->nr_samples + 1, sizeof(double));
+	res->migrate_mib_series = xcalloc((size_t)sim->nr_samples + 1, sizeof(double));
+	if (sim->nr_samples) {
+		memcpy(res->locality_series, sim->series, (size_t)sim->nr_samples * sizeof(double));
+		memcpy(res->migrate_mib_series, sim->mig_series,
+		       (size_t)sim->nr_samples * sizeof(double));
+	}
+}
+
+void
+sim_result_free(struct sim_result *res)
+{
+	free(res->locality_series);
+	free(res->migrate_mib_series);
+	res->locality_series = res->migrate_mib_series = NULL;
+}
+
+int
+sim_run(const struct scenario *scn, const struct balancer_ops *bal, struct sim_result *res,
+        char *err, size_t errlen)
+{
+	struct sim *sim = sim_new(scn, bal, err, errlen);
+	uint64_t ticks;
+	int rc = 0;
+
+	if (sim == NULL)
+		return -EINVAL;
+	ticks = (uint64_t)llround(scn->duration_s / SIM_TICK_S);
+	while (sim->tick < ticks) {
+		rc = sim_step(sim);
+		if (rc < 0) {
+			snprintf(err, errlen, "balancer %s failed at t=%.1f s: %s", bal->name,
+			         sim->now_s, strerror(-rc));
+			goto out;
+		}
+	}
+	sim_result_fill(sim, res);
+out:
+	sim_free(sim);
+	return rc;
+}
+
+uint64_t
+sim_vm_node_mib(const struct sim *sim, int vm_idx, int node)
+{
+	const struct sim_vm *vm = &sim->vms[vm_idx];
+	uint64_t cnt = 0;
+
+	if (vm->region_node == NULL)
+		return 0;
+	if (node >= 0)
+		return (uint64_t)vm->node_cnt[node] * SIM_REGION_MIB;
+	for (uint32_t r = 0; r < vm->nr_regions; r++)
+		cnt += vm->region_node[r] == SIM_NO_NODE;
+	return cnt * SIM_REGION_MIB;
+}
+
+int
+sim_vcpu_node(const struct sim *sim, int vm_idx, int vcpu)
+{
+	const struct sim_vm *vm = &sim->vms[vm_idx];
+
+	return vm->running ? vm->vcpus[vcpu].node : -1;
+}
+
+uint64_t
+sim_node_used_mib(const struct sim *sim, int node)
+{
+	return sim->node_used_mib[node];
+}
