@@ -1,0 +1,135 @@
+/*
+ * test_suite.c - the public scenario suite (tests/sim/NN-*.json) under every balancer.
+ *
+ * Properties, per scenario:
+ *  - every policy runs to the end and reports sane metrics;
+ *  - no policy ever holds more memory on a node than it has (node_overfill == 0, fill <= 1);
+ *  - the oracle's throughput is at least every other policy's, unless the scenario's
+ *    oracle_note documents why a moving policy can beat the best static binding;
+ *  - where memory starts on the wrong node (VMs with first_touch_node), `none` is clearly
+ *    below the oracle (vs_oracle <= SUITE_NONE_MAX_VS_ORACLE).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/sim/peers.h"
+#include "host/sim/scenario.h"
+#include "host/sim/sim.h"
+
+/* "Clearly below": at least 5 % less work than the best static placement. */
+#define SUITE_NONE_MAX_VS_ORACLE 0.95
+#define SUITE_MAX_FILES          64
+
+static char suite_files[SUITE_MAX_FILES][512];
+static int suite_nr_files;
+
+static int
+suite_name_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void
+suite_list(void)
+{
+	const char *src = getenv("VNUMAD_SRCDIR");
+	char dir[400];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/tests/sim", src ? src : ".");
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL && suite_nr_files < SUITE_MAX_FILES) {
+		size_t len = strlen(de->d_name);
+
+		if (len > 5 && strcmp(de->d_name + len - 5, ".json") == 0 && de->d_name[0] >= '0' &&
+		    de->d_name[0] <= '9')
+			snprintf(suite_files[suite_nr_files++], sizeof(suite_files[0]), "%s/%s",
+			         dir, de->d_name);
+	}
+	closedir(d);
+	qsort(suite_files, (size_t)suite_nr_files, sizeof(suite_files[0]), suite_name_cmp);
+}
+
+static bool
+suite_memory_starts_wrong(const struct scenario *scn)
+{
+	for (int i = 0; i < scn->nr_vms; i++)
+		if (scn->vms[i].first_touch_node >= 0)
+			return true;
+	return false;
+}
+
+static void
+suite_check_scenario(const char *path)
+{
+	struct sim_result res[8];
+	struct scenario *scn = NULL;
+	char err[512];
+	int nr = 0, oracle = -1, none = -1;
+
+	if (scenario_load_file(path, &scn, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	for (int i = 0; sim_balancers[i] != NULL; i++, nr++) {
+		if (sim_run(scn, sim_balancers[i], &res[i], err, sizeof(err)) < 0)
+			fail_msg("%s: %s", path, err);
+		if (strcmp(sim_balancers[i]->name, "oracle") == 0)
+			oracle = i;
+		if (strcmp(sim_balancers[i]->name, "none") == 0)
+			none = i;
+		print_message("%-28s %-9s locality %.3f throughput %12.1f moves %6llu mig %7.1f "
+		              "GiB fill %.2f oom %llu\n",
+		              scn->name, res[i].policy, res[i].locality, res[i].throughput,
+		              (unsigned long long)res[i].vcpu_moves, res[i].migrated_gib,
+		              res[i].max_node_fill, (unsigned long long)res[i].oom);
+		assert_true(res[i].locality >= 0 && res[i].locality <= 1.0 + 1e-9);
+		assert_true(res[i].throughput > 0);
+		assert_int_equal(res[i].node_overfill, 0);
+		assert_true(res[i].max_node_fill <= 1.0);
+	}
+	assert_true(oracle >= 0 && none >= 0);
+	for (int i = 0; i < nr && scn->oracle_note == NULL; i++)
+		if (res[i].throughput > res[oracle].throughput)
+			fail_msg("%s: %s throughput %.1f beats the oracle's %.1f", scn->name,
+			         res[i].policy, res[i].throughput, res[oracle].throughput);
+	if (suite_memory_starts_wrong(scn) &&
+	    res[none].throughput > SUITE_NONE_MAX_VS_ORACLE * res[oracle].throughput)
+		fail_msg("%s: none reaches %.3f of the oracle although memory starts misplaced",
+		         scn->name, res[none].throughput / res[oracle].throughput);
+	for (int i = 0; i < nr; i++)
+		sim_result_free(&res[i]);
+	scenario_free(scn);
+}
+
+static void
+test_suite_scenarios(void **state)
+{
+	const char *only = getenv("VNUMAD_SUITE_ONLY");
+
+	suite_list();
+	assert_true(suite_nr_files >= 10);
+	for (int i = 0; i < suite_nr_files; i++)
+		if (only == NULL || strstr(suite_files[i], only) != NULL)
+			suite_check_scenario(suite_files[i]);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_suite_scenarios),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
