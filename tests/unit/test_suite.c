@@ -29,7 +29,7 @@
 #define SUITE_NONE_MAX_VS_ORACLE 0.95
 #define SUITE_MAX_FILES          64
 
-static char suite_files[SUITE_MAX_FILES][512];
+static char suite_files[SUITE_MAX_FILES][1024];
 static int suite_nr_files;
 
 static int
@@ -42,7 +42,7 @@ static void
 suite_list(void)
 {
 	const char *src = getenv("VNUMAD_SRCDIR");
-	char dir[400];
+	char dir[512];
 	struct dirent *de;
 	DIR *d;
 
