@@ -1,9 +1,13 @@
-/* vnumactl - placeholder main while the CLI is written. */
+/*
+ * vnumactl - the command-line client (BRIEF 4.5).  Everything but main() lives in cli.c so
+ * that the grammar and the commands can be unit-tested.
+ */
 #include <stdio.h>
 
+#include "agent/cli.h"
+
 int
-main(void)
+main(int argc, char **argv)
 {
-	fprintf(stderr, "error: not built yet\n");
-	return 1;
+	return cli_run(cli_commands, argc, argv, stdout, stderr);
 }

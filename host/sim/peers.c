@@ -23,15 +23,3 @@ sim_balancer_find(const char *name)
 			return sim_balancers[i];
 	return NULL;
 }
-
-/*
- * Transitional: weak placeholders so the tree links while the peer models are written in
- * parallel; each real definition overrides its placeholder.  Removed once all exist.
- */
-#define PEER_PENDING(sym, nm) __attribute__((weak)) const struct balancer_ops sym = {.name = nm}
-PEER_PENDING(peer_none_ops, "none");
-PEER_PENDING(peer_autonuma_ops, "autonuma");
-PEER_PENDING(peer_numad_ops, "numad");
-PEER_PENDING(peer_static_ops, "static");
-PEER_PENDING(peer_oracle_ops, "oracle");
-PEER_PENDING(vnumad_balancer_ops, "vnumad");

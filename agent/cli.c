@@ -1,0 +1,464 @@
+/*
+ * cli.c - vnumactl's command table, its argument grammar, global options and help.
+ *
+ * The grammar of each command is the spec string in its table row (see cli.h); a spec is
+ * parsed on every dispatch, so a table row is the only place a command's arguments are
+ * written down, and help prints the same string.
+ */
+#include "agent/cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/simulate.h"
+#include "agent/version.h"
+
+#define CLI_SPEC_MAX 512 /* longest spec string; specs are short usage lines */
+#define CLI_PROG     "vnumactl"
+
+const struct cli_command cli_commands[] = {
+    {
+        .name = "simulate",
+        .spec = "[SCENARIO] [--policy LIST] [--json] [--plot FILE]",
+        .handler = simulate_cmd,
+        .needs_write = false,
+        .help = "run a scenario on a simulated host under each balancer and compare them",
+    },
+    {
+        .name = "help",
+        .spec = "[COMMAND]",
+        .handler = cli_help_cmd,
+        .needs_write = false,
+        .help = "list the commands, or show how to use one",
+    },
+    {.name = NULL},
+};
+
+__attribute__((format(printf, 3, 4))) static int
+cli_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* An upper-case placeholder word: [A-Z][A-Z0-9_]*. */
+static bool
+cli_word_is_type(const char *w)
+{
+	if (!isupper((unsigned char)w[0]))
+		return false;
+	for (; *w != '\0'; w++)
+		if (!isupper((unsigned char)*w) && !isdigit((unsigned char)*w) && *w != '_')
+			return false;
+	return true;
+}
+
+/* An option name: [a-z][a-z0-9-]*. */
+static bool
+cli_word_is_option(const char *w)
+{
+	if (!islower((unsigned char)w[0]))
+		return false;
+	for (; *w != '\0'; w++)
+		if (!islower((unsigned char)*w) && !isdigit((unsigned char)*w) && *w != '-')
+			return false;
+	return true;
+}
+
+static int
+cli_spec_add(struct cli_args *args, const char *name, const char *type, bool positional,
+             bool optional, char *err, size_t errlen)
+{
+	struct cli_param *p;
+
+	if (args->nr_params == CLI_MAX_PARAMS)
+		return cli_fail(err, errlen, "spec has more than %d placeholders", CLI_MAX_PARAMS);
+	if (strlen(name) >= CLI_NAME_MAX || strlen(type) >= CLI_NAME_MAX)
+		return cli_fail(err, errlen, "spec word '%s' too long", name);
+	if (positional ? !cli_word_is_type(type) : !cli_word_is_option(name))
+		return cli_fail(err, errlen, "bad spec word '%s'", positional ? type : name);
+	if (!positional && type[0] != '\0' && !cli_word_is_type(type))
+		return cli_fail(err, errlen, "bad spec type '%s' for --%s", type, name);
+	for (int i = 0; i < args->nr_params; i++) {
+		if (positional && args->params[i].positional && args->params[i].optional &&
+		    !optional)
+			return cli_fail(err, errlen, "required %s after an optional one", type);
+	}
+	p = &args->params[args->nr_params];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	snprintf(p->type, sizeof(p->type), "%s", type);
+	for (char *c = p->name; positional && *c != '\0'; c++)
+		*c = (char)tolower((unsigned char)*c);
+	p->positional = positional;
+	p->optional = optional;
+	for (int i = 0; i < args->nr_params; i++)
+		if (strcmp(args->params[i].name, p->name) == 0)
+			return cli_fail(err, errlen, "spec names '%s' twice", p->name);
+	args->values[args->nr_params++] = NULL;
+	return 0;
+}
+
+/* Strip a trailing ']' from tok; true when there was one. */
+static bool
+cli_spec_close(char *tok)
+{
+	size_t n = strlen(tok);
+
+	if (n == 0 || tok[n - 1] != ']')
+		return false;
+	tok[n - 1] = '\0';
+	return true;
+}
+
+int
+cli_spec_parse(const char *spec, struct cli_args *args, char *err, size_t errlen)
+{
+	char buf[CLI_SPEC_MAX], *tok[CLI_SPEC_MAX / 2], *save = NULL;
+	int nr_tok = 0, r;
+
+	memset(args, 0, sizeof(*args));
+	if (strlen(spec) >= sizeof(buf))
+		return cli_fail(err, errlen, "spec too long");
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *t = strtok_r(buf, " ", &save); t != NULL; t = strtok_r(NULL, " ", &save))
+		tok[nr_tok++] = t;
+	for (int i = 0; i < nr_tok; i++) {
+		char *t = tok[i];
+		bool optional = t[0] == '[';
+		bool closed;
+
+		t += optional;
+		closed = optional ? cli_spec_close(t) : true;
+		if (strncmp(t, "--", 2) != 0) {
+			if (!closed)
+				return cli_fail(err, errlen, "unclosed '[' at '%s'", t);
+			r = cli_spec_add(args, t, t, true, optional, err, errlen);
+		} else if (!closed) {
+			/* "[--opt TYPE]": the type closes the group. */
+			if (i + 1 == nr_tok || !cli_spec_close(tok[i + 1]))
+				return cli_fail(err, errlen, "unclosed '[' at '%s'", t);
+			r = cli_spec_add(args, t + 2, tok[++i], false, true, err, errlen);
+		} else if (!optional && i + 1 < nr_tok && cli_word_is_type(tok[i + 1])) {
+			r = cli_spec_add(args, t + 2, tok[++i], false, false, err, errlen);
+		} else {
+			r = cli_spec_add(args, t + 2, "", false, optional, err, errlen);
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int
+cli_param_find(const struct cli_args *args, const char *name, size_t len)
+{
+	for (int i = 0; i < args->nr_params; i++)
+		if (strlen(args->params[i].name) == len &&
+		    strncmp(args->params[i].name, name, len) == 0)
+			return i;
+	return -1;
+}
+
+/* Check a value against its placeholder type. */
+static int
+cli_value_check(const struct cli_param *p, const char *value, char *err, size_t errlen)
+{
+	const char *c = value;
+
+	if (strcmp(p->type, "N") != 0)
+		return 0;
+	while (isdigit((unsigned char)*c))
+		c++;
+	if (c == value || *c != '\0' || c - value > 9)
+		return cli_fail(err, errlen, "%s '%s': %s must be a non-negative integer",
+		                p->positional ? "argument" : "option", value, p->type);
+	return 0;
+}
+
+/*
+ * One "--name[=value]" word at argv[*i]; consumes the next word as the value when needed.
+ */
+static int
+cli_args_option(struct cli_args *args, int argc, char **argv, int *i, bool *json, char *err,
+                size_t errlen)
+{
+	const char *word = argv[*i] + 2, *eq = strchr(word, '=');
+	size_t len = eq != NULL ? (size_t)(eq - word) : strlen(word);
+	const char *value = eq != NULL ? eq + 1 : NULL;
+	int idx = cli_param_find(args, word, len);
+	const struct cli_param *p;
+
+	if (idx < 0 && len == 4 && strncmp(word, "json", 4) == 0 && value == NULL) {
+		*json = true; /* the global option, after the command */
+		return 0;
+	}
+	if (idx < 0)
+		return cli_fail(err, errlen, "unknown option '--%.*s'", (int)len, word);
+	p = &args->params[idx];
+	if (p->type[0] == '\0') {
+		if (value != NULL)
+			return cli_fail(err, errlen, "option '--%s' takes no value", p->name);
+		args->values[idx] = "";
+		return 0;
+	}
+	if (value == NULL) {
+		if (*i + 1 >= argc || strncmp(argv[*i + 1], "--", 2) == 0)
+			return cli_fail(err, errlen, "option '--%s' needs a value (%s)", p->name,
+			                p->type);
+		value = argv[++*i];
+	}
+	if (value[0] == '\0')
+		return cli_fail(err, errlen, "option '--%s' needs a value (%s)", p->name, p->type);
+	if (args->values[idx] != NULL)
+		return cli_fail(err, errlen, "option '--%s' given twice", p->name);
+	args->values[idx] = value;
+	return cli_value_check(p, value, err, errlen);
+}
+
+static int
+cli_args_positional(struct cli_args *args, const char *word, char *err, size_t errlen)
+{
+	for (int i = 0; i < args->nr_params; i++) {
+		if (!args->params[i].positional || args->values[i] != NULL)
+			continue;
+		args->values[i] = word;
+		return cli_value_check(&args->params[i], word, err, errlen);
+	}
+	return cli_fail(err, errlen, "unexpected argument '%s'", word);
+}
+
+static int
+cli_args_check_required(const struct cli_args *args, char *err, size_t errlen)
+{
+	for (int i = 0; i < args->nr_params; i++) {
+		const struct cli_param *p = &args->params[i];
+
+		if (p->optional || args->values[i] != NULL)
+			continue;
+		if (p->positional)
+			return cli_fail(err, errlen, "missing argument %s", p->type);
+		return cli_fail(err, errlen, "missing option '--%s'", p->name);
+	}
+	return 0;
+}
+
+int
+cli_args_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_args *args,
+               bool *json, char *err, size_t errlen)
+{
+	bool options_done = false;
+	int r;
+
+	r = cli_spec_parse(cmd->spec, args, err, errlen);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!options_done && strcmp(a, "--") == 0) {
+			options_done = true;
+			continue;
+		}
+		if (!options_done && strncmp(a, "--", 2) == 0)
+			r = cli_args_option(args, argc, argv, &i, json, err, errlen);
+		else if (!options_done && a[0] == '-' && a[1] != '\0')
+			r = cli_fail(err, errlen, "unknown option '%s'", a);
+		else
+			r = cli_args_positional(args, a, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	return cli_args_check_required(args, err, errlen);
+}
+
+const char *
+cli_args_get(const struct cli_args *args, const char *name)
+{
+	int idx = cli_param_find(args, name, strlen(name));
+
+	return idx < 0 ? NULL : args->values[idx];
+}
+
+bool
+cli_args_has(const struct cli_args *args, const char *name)
+{
+	return cli_args_get(args, name) != NULL;
+}
+
+const struct cli_command *
+cli_command_find(const struct cli_command *table, const char *name)
+{
+	for (const struct cli_command *c = table; c->name != NULL; c++) {
+		if (strcmp(c->name, name) == 0)
+			return c;
+		for (int a = 0; a < CLI_MAX_ALIASES && c->aliases[a] != NULL; a++)
+			if (strcmp(c->aliases[a], name) == 0)
+				return c;
+	}
+	return NULL;
+}
+
+int
+cli_dispatch(struct cli_ctx *ctx, int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_command_find(ctx->table, argv[0]);
+	struct cli_args args;
+	bool json = false;
+	char err[256];
+
+	if (cmd == NULL) {
+		fprintf(ctx->err, "error: unknown command '%s'\n", argv[0]);
+		return 1;
+	}
+	if (cli_args_parse(cmd, argc - 1, argv + 1, &args, &json, err, sizeof(err)) < 0) {
+		fprintf(ctx->err, "error: %s\n", err);
+		fprintf(ctx->err, "usage: %s %s %s\n", ctx->prog, cmd->name, cmd->spec);
+		return 1;
+	}
+	if (json || cli_args_has(&args, "json"))
+		ctx->json = true;
+	return cmd->handler(ctx, &args) == 0 ? 0 : 1;
+}
+
+/* Value of "-c SOCKET", "-cSOCKET", "--connect SOCKET" or "--connect=SOCKET" at argv[*i]. */
+static int
+cli_global_connect(struct cli_ctx *ctx, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	if (strncmp(a, "--connect=", 10) == 0) {
+		ctx->socket_path = a + 10;
+	} else if (strncmp(a, "-c", 2) == 0 && a[2] != '\0') {
+		ctx->socket_path = a + 2;
+	} else if (*i + 1 < argc) {
+		ctx->socket_path = argv[++*i];
+	} else {
+		fprintf(ctx->err, "error: option '%s' needs a value (SOCKET)\n", a);
+		return -EINVAL;
+	}
+	if (ctx->socket_path[0] == '\0') {
+		fprintf(ctx->err, "error: option '%s' needs a value (SOCKET)\n", a);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void
+cli_usage_print(const struct cli_ctx *ctx, FILE *f)
+{
+	int width = 0;
+
+	for (const struct cli_command *c = ctx->table; c->name != NULL; c++)
+		if ((int)strlen(c->name) > width)
+			width = (int)strlen(c->name);
+	fprintf(f, "usage: %s [-c SOCKET] [--json] COMMAND [ARGS]\n\n", ctx->prog);
+	fprintf(f, "global options:\n"
+	           "  -c, --connect SOCKET  the daemon's control socket\n"
+	           "      --json            machine-readable output\n"
+	           "  -h, --help            show this help\n"
+	           "  -V, --version         show the version\n\n"
+	           "commands:\n");
+	for (const struct cli_command *c = ctx->table; c->name != NULL; c++)
+		fprintf(f, "  %-*s  %s\n", width, c->name, c->help);
+	fprintf(f,
+	        "\nOptions take \"--opt value\" or \"--opt=value\"; "
+	        "'%s help COMMAND' shows a command's arguments.\n",
+	        ctx->prog);
+}
+
+/* Returns 1 when the option finished the run (help, version), 0 to go on, -EINVAL. */
+static int
+cli_global_option(struct cli_ctx *ctx, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	if (strcmp(a, "--json") == 0) {
+		ctx->json = true;
+	} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+		cli_usage_print(ctx, ctx->out);
+		return 1;
+	} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+		fprintf(ctx->out, "%s %s\n", ctx->prog, vnumad_version());
+		return 1;
+	} else if (strncmp(a, "-c", 2) == 0 || strcmp(a, "--connect") == 0 ||
+	           strncmp(a, "--connect=", 10) == 0) {
+		return cli_global_connect(ctx, argc, argv, i);
+	} else {
+		fprintf(ctx->err, "error: unknown option '%s'\n", a);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+cli_run(const struct cli_command *table, int argc, char **argv, FILE *out, FILE *err)
+{
+	struct cli_ctx ctx = {.out = out, .err = err, .table = table, .prog = CLI_PROG};
+	int i, r, status;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if (argv[i][0] != '-' || argv[i][1] == '\0')
+			break;
+		r = cli_global_option(&ctx, argc, argv, &i);
+		if (r != 0)
+			return r > 0 ? 0 : 1;
+	}
+	if (i >= argc) {
+		/* The interactive shell (BRIEF 4.5) comes with the daemon commands. */
+		fprintf(err, "error: no command given; try '%s help'\n", ctx.prog);
+		return 1;
+	}
+	status = cli_dispatch(&ctx, argc - i, argv + i);
+	if (fflush(out) != 0 || ferror(out)) {
+		fprintf(err, "error: cannot write output: %s\n", strerror(errno));
+		return 1;
+	}
+	return status;
+}
+
+static void
+cli_command_usage_print(const struct cli_ctx *ctx, const struct cli_command *c)
+{
+	fprintf(ctx->out, "usage: %s %s %s\n\n  %s\n", ctx->prog, c->name, c->spec, c->help);
+	if (c->aliases[0] != NULL) {
+		fprintf(ctx->out, "\naliases:");
+		for (int a = 0; a < CLI_MAX_ALIASES && c->aliases[a] != NULL; a++)
+			fprintf(ctx->out, " %s", c->aliases[a]);
+		fprintf(ctx->out, "\n");
+	}
+	if (c->needs_write)
+		fprintf(ctx->out,
+		        "\nChanges the daemon's state: needs root or the vnumad group.\n");
+}
+
+int
+cli_help_cmd(struct cli_ctx *ctx, const struct cli_args *args)
+{
+	const char *name = cli_args_get(args, "command");
+	const struct cli_command *c;
+
+	if (name == NULL) {
+		cli_usage_print(ctx, ctx->out);
+		return 0;
+	}
+	c = cli_command_find(ctx->table, name);
+	if (c == NULL) {
+		fprintf(ctx->err, "error: unknown command '%s'\n", name);
+		return -EINVAL;
+	}
+	cli_command_usage_print(ctx, c);
+	return 0;
+}
