@@ -1,7 +1,7 @@
 /*
  * peers.h - the balancers the simulator can run: the peers an admin would otherwise pick
  * (none, autonuma, numad, static), vnumad, and the oracle.  Each peer's model is described in
- * docs/peers.md with its constants and where they come from.
+ * docs/peers/<name>.md with its constants and where they come from.
  */
 #ifndef VNUMAD_HOST_SIM_PEERS_H
 #define VNUMAD_HOST_SIM_PEERS_H
