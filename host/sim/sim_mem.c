@@ -406,9 +406,14 @@ sim_kernel_numa_fault(struct sim *sim, struct sim_vm *vm, uint32_t r, int vnode)
 {
 	if (vm->region_node[r] == vnode || vm->region_last_node[r] != vnode)
 		return;
-	if (!sim_node_has_room(sim, vnode, SIM_KERNEL_WMARK_HIGH_MIB))
+	if (!sim_node_has_room(sim, vnode, SIM_KERNEL_WMARK_HIGH_MIB)) {
+		/* The kernel counts a failed NUMA migration and scans that task slower. */
+		vm->mig_failed_mib += SIM_REGION_MIB;
+		sim->failed_mib += SIM_REGION_MIB;
 		return;
+	}
 	sim_region_migrate(sim, vm, r, vnode);
+	vm->mig_done_mib += SIM_REGION_MIB;
 }
 
 /* One fault on region r: count it, charge its cost, maybe migrate (kernel model). */
