@@ -1,48 +1,98 @@
 /*
- * engine.c - vnumad's balancer, first version: a home node (or node set) per VM chosen by fit
- * and by where its memory and faults are, vCPUs pinned there, guest memory moved home under a
- * host-wide rate limit and a node-fullness guard, sampling reduced once a VM is settled.
- *
- * The full engine (buddy groups, directed convergence, convergence-strength pacing) replaces
- * the decision stages here; the snapshot/plan contract stays as it is.
+ * engine.c - vnumad's balancer: the round that runs the stages of engine_internal.h over a
+ * snapshot, and the engine's per-VM state (a hash by VM id, pruned when VMs leave).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/model.h"
+#include "policy/engine_internal.h"
 
-/* Seconds between decisions (the daemon's default rebalance period). */
-#define ENGINE_PERIOD_S 1.0
-/* Host-wide migration budget, MiB/s: a quarter of one node's copy bandwidth on a typical
- * 2-socket server, so migration never starves the guests of memory bandwidth. */
-#define ENGINE_RATE_MIB_S 512.0
-/* Keep this share of a node's memory free when moving memory into it (headroom). */
-#define ENGINE_HEADROOM_PCT 5
-/* Sampling intensity, MiB/s of guest RAM scanned: while placing, and once settled. */
-#define ENGINE_SCAN_ACTIVE_MIB_S  128.0
-#define ENGINE_SCAN_SETTLED_MIB_S 16.0
+/* A node counts as CPU-saturated when its vCPUs use this share of its CPUs. */
+#define ENGINE_SATURATED 0.97
+/* vCPUs using less than this share of a CPU do not count as runnable for saturation. */
+#define ENGINE_RUNNABLE_USE 0.05
 
-struct engine_vm {
-	int id;
-	uint64_t home; /* node mask; 0 = not placed yet */
-	int nr_cells;  /* cells placed one per node (0 = compact) */
-	int cell_node[UTIL_MAX_NODES];
-	bool seen;
-	double scan_mib_s;
-};
+static size_t
+engine_hash(int id, size_t cap)
+{
+	return ((uint32_t)id * 2654435761u) & (cap - 1);
+}
 
-struct engine {
-	struct engine_vm *vms;
-	size_t nr_vms, cap_vms;
-	int *vcpus_homed;  /* per node: vCPUs whose home is the node (this round) */
-	int64_t *mem_free; /* per node: free MiB after reservations (this round) */
-};
+struct eng_vm *
+engine_vm_lookup(struct engine *e, int id)
+{
+	if (e->cap == 0)
+		return NULL;
+	for (size_t i = engine_hash(id, e->cap);; i = (i + 1) & (e->cap - 1)) {
+		if (e->vms[i] == NULL)
+			return NULL;
+		if (e->vms[i]->id == id)
+			return e->vms[i];
+	}
+}
+
+static void
+engine_table_insert(struct eng_vm **tab, size_t cap, struct eng_vm *ev)
+{
+	size_t i = engine_hash(ev->id, cap);
+
+	while (tab[i] != NULL)
+		i = (i + 1) & (cap - 1);
+	tab[i] = ev;
+}
+
+/* Rebuild the table with the VMs still seen (and room for at least `want` entries). */
+static void
+engine_table_rebuild(struct engine *e, size_t want)
+{
+	size_t cap = 16;
+	struct eng_vm **tab;
+
+	while (cap < want * 2)
+		cap *= 2;
+	tab = xcalloc(cap, sizeof(*tab));
+	e->nr = 0;
+	for (size_t i = 0; i < e->cap; i++) {
+		struct eng_vm *ev = e->vms[i];
+
+		if (ev == NULL)
+			continue;
+		if (!ev->seen) {
+			engine_vm_free(ev);
+			continue;
+		}
+		engine_table_insert(tab, cap, ev);
+		e->nr++;
+	}
+	free(e->vms);
+	e->vms = tab;
+	e->cap = cap;
+}
+
+static struct eng_vm *
+engine_vm_add(struct engine *e, const struct snap_vm *vm, int nr_nodes)
+{
+	struct eng_vm *ev = xcalloc(1, sizeof(*ev));
+
+	if ((e->nr + 1) * 2 > e->cap)
+		engine_table_rebuild(e, e->nr + 1);
+	ev->id = vm->id;
+	ev->seen = true;
+	engine_vm_alloc(ev, vm, nr_nodes);
+	engine_groups_build(ev, vm);
+	engine_table_insert(e->vms, e->cap, ev);
+	e->nr++;
+	return ev;
+}
 
 static void *
 engine_create(const struct balancer_args *args)
 {
-	return xcalloc(1, sizeof(struct engine));
+	struct engine *e = xcalloc(1, sizeof(*e));
+
+	e->last_rebalance_s = -1e9;
+	return e;
 }
 
 static void
@@ -52,256 +102,149 @@ engine_destroy(void *state)
 
 	if (e == NULL)
 		return;
+	for (size_t i = 0; i < e->cap; i++)
+		engine_vm_free(e->vms[i]);
 	free(e->vms);
-	free(e->vcpus_homed);
-	free(e->mem_free);
+	free(e->node_load);
+	free(e->node_slots);
+	free(e->node_mem_free);
 	free(e);
 }
 
-static struct engine_vm *
-engine_vm_get(struct engine *e, int id)
-{
-	struct engine_vm *ev;
-
-	for (size_t i = 0; i < e->nr_vms; i++)
-		if (e->vms[i].id == id)
-			return &e->vms[i];
-	util_array_reserve((void **)&e->vms, &e->cap_vms, e->nr_vms + 1, sizeof(*ev));
-	ev = &e->vms[e->nr_vms++];
-	memset(ev, 0, sizeof(*ev));
-	ev->id = id;
-	return ev;
-}
-
-/* Forget VMs that left; mark all unseen for the next round. */
+/*
+ * On a saturated node a vCPU's CPU use understates what it wants; scale it by runnable
+ * vCPUs per CPU to estimate demand.
+ */
 static void
-engine_vms_prune(struct engine *e)
+engine_node_scale(const struct snapshot *snap, double *scale)
 {
-	size_t keep = 0;
+	double use[UTIL_MAX_NODES] = {0};
+	int busy[UTIL_MAX_NODES] = {0};
 
-	for (size_t i = 0; i < e->nr_vms; i++)
-		if (e->vms[i].seen) {
-			e->vms[keep] = e->vms[i];
-			e->vms[keep++].seen = false;
+	for (int i = 0; i < snap->nr_vms; i++)
+		for (int v = 0; v < snap->vms[i].nr_vcpus; v++) {
+			const struct snap_vcpu *sv = &snap->vms[i].vcpus[v];
+
+			use[sv->node] += sv->cpu_use;
+			busy[sv->node] += sv->cpu_use >= ENGINE_RUNNABLE_USE;
 		}
-	e->nr_vms = keep;
-}
-
-static uint64_t
-engine_vm_faults(const struct snap_vm *vm, int node)
-{
-	uint64_t f = 0;
-
-	for (int v = 0; v < vm->nr_vcpus; v++)
-		f += vm->vcpus[v].faults_private[node] + vm->vcpus[v].faults_shared[node];
-	return f;
-}
-
-/* Capacity view for this round: vCPUs already homed and memory free per node. */
-static void
-engine_capacity_init(struct engine *e, const struct snapshot *snap)
-{
-	e->vcpus_homed = xreallocarray(e->vcpus_homed, (size_t)snap->nr_nodes, sizeof(int));
-	e->mem_free = xreallocarray(e->mem_free, (size_t)snap->nr_nodes, sizeof(int64_t));
 	for (int n = 0; n < snap->nr_nodes; n++) {
-		e->vcpus_homed[n] = 0;
-		e->mem_free[n] =
-		    (int64_t)snap->nodes[n].mem_free_mib -
-		    (int64_t)(snap->nodes[n].mem_total_mib * ENGINE_HEADROOM_PCT / 100);
+		int cpus = snap->nodes[n].nr_cpus;
+
+		scale[n] = 1.0;
+		if (cpus > 0 && use[n] >= ENGINE_SATURATED * cpus && busy[n] > cpus)
+			scale[n] = (double)busy[n] / cpus;
 	}
+}
+
+/* Observe: statistics for every VM, new state for new VMs, groups rebuilt on policy change. */
+static void
+engine_observe(struct engine *e, const struct snapshot *snap)
+{
+	double scale[UTIL_MAX_NODES];
+
+	engine_node_scale(snap, scale);
+	for (size_t i = 0; i < e->cap; i++)
+		if (e->vms[i])
+			e->vms[i]->seen = false;
 	for (int i = 0; i < snap->nr_vms; i++) {
-		struct engine_vm *ev = engine_vm_get(e, snap->vms[i].id);
+		const struct snap_vm *vm = &snap->vms[i];
+		struct eng_vm *ev = engine_vm_lookup(e, vm->id);
+		bool first = ev == NULL || ev->nr_vcpus != vm->nr_vcpus;
+		bool by_cells =
+		    vm->policy.placement == VM_POLICY_PLACEMENT_CELLS && vm->nr_cells > 1;
 
-		for (int n = 0; ev->home && n < snap->nr_nodes; n++)
-			if (nodemask_test(ev->home, n))
-				e->vcpus_homed[n] +=
-				    snap->vms[i].nr_vcpus / nodemask_weight(ev->home);
+		if (ev != NULL && first) { /* same id, different VM: start over */
+			ev->seen = false;
+			engine_table_rebuild(e, e->nr + 1);
+			ev = NULL;
+		}
+		if (ev == NULL)
+			ev = engine_vm_add(e, vm, snap->nr_nodes);
+		ev->seen = true;
+		ev->snap_idx = i;
+		if ((ev->groups[0].cell >= 0) != by_cells)
+			engine_groups_build(ev, vm);
+		engine_stats_update(ev, vm, snap, scale, first);
+		for (int k = 0; k < ev->nr_groups; k++) {
+			engine_group_strength(ev, &ev->groups[k], vm);
+			if (ev->groups[k].home & ~vm->policy.nodes)
+				ev->placed = false; /* its policy no longer allows its home */
+		}
 	}
+	engine_table_rebuild(e, e->nr);
 }
 
-/* Memory the VM still needs on node n if homed there. */
-static int64_t
-engine_mem_need(const struct snap_vm *vm, int n)
-{
-	return (int64_t)vm->mem_mib - (int64_t)vm->resident_mib[n];
-}
+struct engine_arrival {
+	struct eng_vm *ev;
+	const struct snap_vm *vm;
+};
 
-/* Best single node for the VM, or -1 when none fits. */
+/* Higher priority first, then bigger VMs (harder to fit), then lower id. */
 static int
-engine_pick_node(struct engine *e, const struct snapshot *snap, const struct snap_vm *vm)
+engine_arrival_cmp(const void *a, const void *b)
 {
-	int best = -1;
-	double best_score = 0;
+	const struct snap_vm *x = ((const struct engine_arrival *)a)->vm;
+	const struct snap_vm *y = ((const struct engine_arrival *)b)->vm;
 
-	for (int n = 0; n < snap->nr_nodes; n++) {
-		double score;
-
-		if (!nodemask_test(vm->policy.nodes, n))
-			continue;
-		if (e->vcpus_homed[n] + vm->nr_vcpus > snap->nodes[n].nr_cpus ||
-		    engine_mem_need(vm, n) > e->mem_free[n])
-			continue;
-		/* Prefer where memory and faults already are, then the emptiest node. */
-		score = (double)vm->resident_mib[n] + (double)engine_vm_faults(vm, n) / 512.0 * 2 +
-		        (double)(snap->nodes[n].nr_cpus - e->vcpus_homed[n]) * 1e-3;
-		if (best < 0 || score > best_score) {
-			best = n;
-			best_score = score;
-		}
-	}
-	return best;
+	if (x->policy.priority != y->policy.priority)
+		return y->policy.priority - x->policy.priority;
+	if (x->nr_vcpus != y->nr_vcpus)
+		return y->nr_vcpus - x->nr_vcpus;
+	if (x->mem_mib != y->mem_mib)
+		return x->mem_mib < y->mem_mib ? 1 : -1;
+	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Spread a VM that fits no single node over the nearest nodes around the emptiest one. */
-static uint64_t
-engine_pick_span(struct engine *e, const struct snapshot *snap, const struct snap_vm *vm, int parts)
-{
-	int start = -1;
-	uint64_t mask = 0;
-
-	for (int n = 0; n < snap->nr_nodes; n++)
-		if (nodemask_test(vm->policy.nodes, n) &&
-		    (start < 0 || e->mem_free[n] > e->mem_free[start]))
-			start = n;
-	if (start < 0)
-		return 0;
-	mask = nodemask_of(start);
-	while (nodemask_weight(mask) < parts) {
-		int next = -1;
-
-		for (int n = 0; n < snap->nr_nodes; n++) {
-			if (nodemask_test(mask, n) || !nodemask_test(vm->policy.nodes, n))
-				continue;
-			if (next < 0 || snapshot_distance(snap, start, n) <
-			                    snapshot_distance(snap, start, next))
-				next = n;
-		}
-		if (next < 0)
-			break;
-		mask |= nodemask_of(next);
-	}
-	return mask;
-}
-
+/* Homes for VMs that have none (new, or their policy changed). */
 static void
-engine_place_vm(struct engine *e, const struct snapshot *snap, const struct snap_vm *vm,
-                struct engine_vm *ev, struct plan *plan)
+engine_place_homeless(struct engine *e, const struct snapshot *snap, struct plan *plan)
 {
-	int node = engine_pick_node(e, snap, vm);
-	int parts = vm->nr_cells > 1 ? vm->nr_cells : 2;
-	int k = 0;
+	struct engine_arrival *a = xcalloc((size_t)snap->nr_vms + 1, sizeof(*a));
+	int nr = 0;
 
-	if (node >= 0 && vm->policy.placement == VM_POLICY_PLACEMENT_COMPACT) {
-		ev->home = nodemask_of(node);
-		ev->nr_cells = 0;
-	} else {
-		ev->home = engine_pick_span(e, snap, vm, parts);
-		ev->nr_cells = nodemask_weight(ev->home) == vm->nr_cells ? vm->nr_cells : 0;
-	}
-	if (ev->home == 0)
-		return;
-	for (int n = 0; n < snap->nr_nodes; n++)
-		if (nodemask_test(ev->home, n)) {
-			if (k < UTIL_MAX_NODES)
-				ev->cell_node[k++] = n;
-			e->vcpus_homed[n] += vm->nr_vcpus / nodemask_weight(ev->home);
-			e->mem_free[n] -= (int64_t)vm->mem_mib / nodemask_weight(ev->home);
+	for (int i = 0; i < snap->nr_vms; i++) {
+		struct eng_vm *ev = engine_vm_lookup(e, snap->vms[i].id);
+		enum vm_policy_mode m = snap->vms[i].policy.mode;
+
+		if (ev && !ev->placed &&
+		    (m == VM_POLICY_MODE_AUTO || m == VM_POLICY_MODE_ADVISORY)) {
+			a[nr].ev = ev;
+			a[nr++].vm = &snap->vms[i];
 		}
-	if (vm->policy.mode != VM_POLICY_MODE_AUTO)
-		return;
-	for (int v = 0; v < vm->nr_vcpus; v++) {
-		uint64_t mask =
-		    ev->nr_cells ? nodemask_of(ev->cell_node[vm->vcpu_cell[v]]) : ev->home;
-		struct plan_pin *pin;
-
-		if (vm->vcpus[v].allowed_nodes == mask)
-			continue;
-		pin = plan_add_pin(plan, vm->id, v, mask);
-		plan_reason_set(&pin->why, "home", 0, "home nodes of %s chosen by fit", vm->name);
 	}
-}
-
-/* Move memory resident outside the VM's home (per cell when placed by cells). */
-static double
-engine_move_memory(const struct snapshot *snap, const struct snap_vm *vm,
-                   const struct engine_vm *ev, double budget_mib, struct plan *plan)
-{
-	int dst = nodemask_first(ev->home);
-
-	if (vm->policy.mode != VM_POLICY_MODE_AUTO || !vm->policy.migrate || ev->home == 0 ||
-	    ev->nr_cells || nodemask_weight(ev->home) != 1 || vm->mig_pending_mib > 0)
-		return budget_mib;
-	if (vm->policy.rate_kib_s && budget_mib > vm->policy.rate_kib_s / 1024.0 * ENGINE_PERIOD_S)
-		budget_mib = vm->policy.rate_kib_s / 1024.0 * ENGINE_PERIOD_S;
-	for (int n = 0; n < snap->nr_nodes && budget_mib >= 2; n++) {
-		uint64_t amount = vm->resident_mib[n];
-		struct plan_mem_move *mv;
-
-		if (n == dst || amount == 0)
-			continue;
-		if (amount > budget_mib)
-			amount = (uint64_t)budget_mib;
-		mv = plan_add_move(plan, vm->id, n, dst, amount);
-		plan_reason_set(&mv->why, "home-memory", (double)amount, "%llu MiB on node %d",
-		                (unsigned long long)vm->resident_mib[n], n);
-		budget_mib -= (double)amount;
-	}
-	return budget_mib;
-}
-
-/* Scan hard while a VM is being placed; barely once it is home with its memory. */
-static void
-engine_sampling(const struct snapshot *snap, const struct snap_vm *vm, struct engine_vm *ev,
-                struct plan *plan)
-{
-	uint64_t away = 0;
-	double want;
-
-	for (int n = 0; n < snap->nr_nodes; n++)
-		if (!nodemask_test(ev->home, n))
-			away += vm->resident_mib[n];
-	want = (ev->home && away == 0) ? ENGINE_SCAN_SETTLED_MIB_S : ENGINE_SCAN_ACTIVE_MIB_S;
-	if (want != ev->scan_mib_s) {
-		struct plan_sampling *s = plan_add_sampling(plan, vm->id, want);
-
-		plan_reason_set(&s->why, "sampling", 0, "%llu MiB away from home",
-		                (unsigned long long)away);
-		ev->scan_mib_s = want;
-	}
+	qsort(a, (size_t)nr, sizeof(*a), engine_arrival_cmp);
+	for (int i = 0; i < nr; i++)
+		engine_home_place(e, snap, a[i].ev, a[i].vm, plan);
+	free(a);
 }
 
 static int
 engine_decide(void *state, const struct snapshot *snap, struct plan *plan)
 {
 	struct engine *e = state;
-	double budget = ENGINE_RATE_MIB_S * ENGINE_PERIOD_S;
 
-	if (e == NULL)
+	if (e == NULL || snap->nr_nodes > UTIL_MAX_NODES)
 		return -EINVAL;
-	engine_capacity_init(e, snap);
-	for (int i = 0; i < snap->nr_vms; i++) {
-		const struct snap_vm *vm = &snap->vms[i];
-		struct engine_vm *ev = engine_vm_get(e, vm->id);
-
-		ev->seen = true;
-		if (vm->policy.mode == VM_POLICY_MODE_OFF ||
-		    vm->policy.mode == VM_POLICY_MODE_MANUAL)
-			continue;
-		if (ev->home == 0)
-			engine_place_vm(e, snap, vm, ev, plan);
-		budget = engine_move_memory(snap, vm, ev, budget, plan);
-		engine_sampling(snap, vm, ev, plan);
+	engine_observe(e, snap);
+	engine_nodes_init(e, snap);
+	engine_place_homeless(e, snap, plan);
+	if (snap->now_s - e->last_rebalance_s >= ENGINE_REBALANCE_PERIOD_S - 1e-9) {
+		engine_spread(e, snap, plan);
+		engine_compress(e, snap, plan);
+		e->last_rebalance_s = snap->now_s;
 	}
-	engine_vms_prune(e);
-	plan->next_call_s = ENGINE_PERIOD_S;
+	engine_memory_plan(e, snap, plan);
+	engine_sampling(e, snap, plan);
+	plan->next_call_s = ENGINE_SAMPLE_PERIOD_S;
 	return 0;
 }
 
 const struct balancer_ops vnumad_balancer_ops = {
     .name = "vnumad",
-    .description = "vnumad: home nodes by fit, paced memory moves, adaptive sampling",
+    .description = "vnumad: buddy groups, directed convergence, strength-paced memory moves",
     .host_flags = 0,
-    .default_scan_mib_s = ENGINE_SCAN_ACTIVE_MIB_S,
+    .default_scan_mib_s = 128.0,
     .create = engine_create,
     .decide = engine_decide,
     .destroy = engine_destroy,

@@ -1,0 +1,395 @@
+/*
+ * engine_converge.c - directed convergence: spreading first, then compression with flips.
+ *
+ * Spread: while a node's expected CPU demand exceeds ENGINE_SPREAD_OVERLOAD times its CPUs,
+ * move the smallest movable group homed there to the node where it fits with the most CPU to
+ * spare (numa/core: spreading moves the smallest group; ESXi: 10 % imbalance threshold).
+ *
+ * Compress: larger groups first (then priority, then lower VM id), each vCPU that is not
+ * where it should be moves there if the node has a free CPU; on a full node it flips with a
+ * vCPU of a strictly smaller group (preferring one that itself wants to go the other way), so
+ * node load is unchanged.  A compact group's vCPUs belong on its home node; a spanning group's
+ * vCPU belongs on the node of the set that holds most of its faults (its memory), when that
+ * node holds ENGINE_VCPU_GAIN_MARGIN times more of them than where it runs.  Dwell times per
+ * VM and per vCPU, and per-round caps, damp it all.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "policy/engine_internal.h"
+
+struct eng_slot {
+	struct eng_vm *ev;
+	const struct snap_vm *vm;
+	int v;
+};
+
+/* Per-round index of which vCPU runs on which node. */
+struct eng_where {
+	struct eng_slot *slots; /* all vCPUs, grouped by node */
+	int *first;             /* per node: first slot; first[nr_nodes] = total */
+	int *count;             /* per node: vCPUs running there now (updated by moves) */
+};
+
+static void
+engine_where_build(struct engine *e, const struct snapshot *snap, struct eng_where *w)
+{
+	int nn = snap->nr_nodes, total = 0, *fill = xcalloc((size_t)nn + 1, sizeof(int));
+
+	w->first = xcalloc((size_t)nn + 1, sizeof(int));
+	w->count = xcalloc((size_t)nn, sizeof(int));
+	for (int i = 0; i < snap->nr_vms; i++)
+		for (int v = 0; v < snap->vms[i].nr_vcpus; v++) {
+			w->count[snap->vms[i].vcpus[v].node]++;
+			total++;
+		}
+	for (int n = 0; n < nn; n++)
+		w->first[n + 1] = w->first[n] + w->count[n];
+	w->slots = xcalloc((size_t)total + 1, sizeof(*w->slots));
+	for (int i = 0; i < snap->nr_vms; i++) {
+		const struct snap_vm *vm = &snap->vms[i];
+		struct eng_vm *ev = engine_vm_lookup(e, vm->id);
+
+		for (int v = 0; v < vm->nr_vcpus; v++) {
+			int n = vm->vcpus[v].node;
+			struct eng_slot *s = &w->slots[w->first[n] + fill[n]++];
+
+			s->ev = ev;
+			s->vm = vm;
+			s->v = v;
+		}
+	}
+	free(fill);
+}
+
+static void
+engine_where_free(struct eng_where *w)
+{
+	free(w->slots);
+	free(w->first);
+	free(w->count);
+}
+
+static int
+engine_group_size(const struct eng_vm *ev, int v)
+{
+	return ev->groups[ev->vcpu_group[v]].nr_vcpus;
+}
+
+/* Where vCPU v of ev should run, or ENGINE_NO_NODE when it may stay. */
+static int
+engine_vcpu_want(const struct eng_vm *ev, const struct snap_vm *vm, int v)
+{
+	const struct eng_group *g = &ev->groups[ev->vcpu_group[v]];
+	int cur = ev->vcpu_node[v], c = ev->vcpu_conv[v];
+	const double *f = &ev->fault_avg[(size_t)v * (size_t)ev->nr_nodes];
+
+	if (!g->spanning)
+		return nodemask_first(g->home);
+	if (c < 0 || c == cur || !nodemask_test(g->home, c) ||
+	    !nodemask_test(vm->policy.nodes, c) || ev->vcpu_strength[v] < ENGINE_STRONG / 2)
+		return ENGINE_NO_NODE;
+	return f[c] >= ENGINE_VCPU_GAIN_MARGIN * f[cur] ? c : ENGINE_NO_NODE;
+}
+
+static bool
+engine_vcpu_may_move(const struct eng_vm *ev, const struct snap_vm *vm, int v, int to, double now_s)
+{
+	return ev != NULL && ev->placed && engine_vm_acts(vm) &&
+	       nodemask_test(vm->policy.nodes, to) &&
+	       now_s - ev->vcpu_moved_s[v] >= ENGINE_VCPU_DWELL_S;
+}
+
+/*
+ * A partner on node `to` for vCPU v (group size gsize) to flip with: first a vCPU that wants
+ * to go where v is, then one of the smallest strictly smaller group.  NULL if none.
+ */
+static struct eng_slot *
+engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const struct eng_vm *self,
+                    double now_s)
+{
+	struct eng_slot *best = NULL;
+	int best_key = 0;
+
+	for (int i = w->first[to]; i < w->first[to + 1]; i++) {
+		struct eng_slot *s = &w->slots[i];
+		int size, key;
+
+		if (s->ev == NULL || s->ev->vcpu_node[s->v] != to ||
+		    !engine_vcpu_may_move(s->ev, s->vm, s->v, from, now_s))
+			continue;
+		size = engine_group_size(s->ev, s->v);
+		if (engine_vcpu_want(s->ev, s->vm, s->v) == from)
+			key = 0; /* both gain */
+		else if (s->ev == self || size >= gsize)
+			continue;
+		else
+			key = size;
+		if (best == NULL || key < best_key) {
+			best = s;
+			best_key = key;
+		}
+	}
+	return best;
+}
+
+/* Bookkeeping for a vCPU vnumad moves from `from` to `to` this round. */
+static void
+engine_note_move(struct engine *e, struct eng_vm *ev, int v, int from, int to, double now_s)
+{
+	if (ev->groups[ev->vcpu_group[v]].spanning)
+		engine_load_move(e, ev, v, from, to);
+	ev->vcpu_node[v] = to;
+	ev->vcpu_moved_s[v] = now_s;
+	ev->vcpu_moves[v]++;
+}
+
+static void
+engine_move_vcpu(struct engine *e, struct eng_vm *ev, const struct snap_vm *vm, int v, int to,
+                 double now_s, struct plan *plan, const char *text)
+{
+	struct plan_pin *pin = plan_add_pin(plan, vm->id, v, nodemask_of(to));
+
+	plan_reason_set(&pin->why, "compress", 1.0, "%s", text);
+	engine_note_move(e, ev, v, ev->vcpu_node[v], to, now_s);
+}
+
+/* Move or flip one vCPU toward `to`; returns 1 if an action was planned. */
+static int
+engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
+                     const struct snap_vm *vm, int v, int to, const struct snapshot *snap,
+                     struct plan *plan)
+{
+	int from = ev->vcpu_node[v];
+	struct plan_pin *pin;
+	struct eng_slot *p;
+	char text[256];
+
+	if (!engine_vcpu_may_move(ev, vm, v, to, snap->now_s))
+		return 0;
+	if (w->count[to] < snap->nodes[to].nr_cpus) {
+		snprintf(text, sizeof(text), "%s vCPU %d to node %d (free CPU)", vm->name, v, to);
+		engine_move_vcpu(e, ev, vm, v, to, snap->now_s, plan, text);
+		w->count[to]++;
+		w->count[from]--;
+		return 1;
+	}
+	p = engine_flip_partner(w, to, from, engine_group_size(ev, v), ev, snap->now_s);
+	if (p == NULL)
+		return 0;
+	snprintf(text, sizeof(text), "%s vCPU %d <-> %s vCPU %d (node %d full)", vm->name, v,
+	         p->vm->name, p->v, to);
+	pin = plan_add_flip(plan, vm->id, v, to, p->vm->id, p->v, from);
+	plan_reason_set(&pin[0].why, "flip", 1.0, "%s", text);
+	plan_reason_set(&pin[1].why, "flip", 1.0, "%s", text);
+	engine_note_move(e, ev, v, from, to, snap->now_s);
+	engine_note_move(e, p->ev, p->v, to, from, snap->now_s);
+	return 1;
+}
+
+struct eng_order {
+	struct eng_vm *ev;
+	const struct snap_vm *vm;
+	int size;
+};
+
+/* Larger groups first, then higher priority, then lower VM id. */
+static int
+engine_order_cmp(const void *a, const void *b)
+{
+	const struct eng_order *x = a, *y = b;
+
+	if (x->size != y->size)
+		return y->size - x->size;
+	if (x->vm->policy.priority != y->vm->policy.priority)
+		return y->vm->policy.priority - x->vm->policy.priority;
+	return (x->vm->id > y->vm->id) - (x->vm->id < y->vm->id);
+}
+
+static struct eng_order *
+engine_order_build(struct engine *e, const struct snapshot *snap, int *nr)
+{
+	struct eng_order *o = xcalloc((size_t)snap->nr_vms + 1, sizeof(*o));
+	int k = 0;
+
+	for (int i = 0; i < snap->nr_vms; i++) {
+		struct eng_vm *ev = engine_vm_lookup(e, snap->vms[i].id);
+
+		if (ev == NULL || !ev->placed || !engine_vm_acts(&snap->vms[i]))
+			continue;
+		o[k].ev = ev;
+		o[k].vm = &snap->vms[i];
+		o[k].size = snap->vms[i].nr_vcpus;
+		k++;
+	}
+	qsort(o, (size_t)k, sizeof(*o), engine_order_cmp);
+	*nr = k;
+	return o;
+}
+
+/*
+ * A compact group whose vCPUs mostly sit on another node than its home (flips displaced
+ * them there) takes that node as its new home, so it is not pulled back; memory follows.
+ */
+static void
+engine_rehome_majority(struct engine *e, const struct snapshot *snap)
+{
+	for (int i = 0; i < snap->nr_vms; i++) {
+		const struct snap_vm *vm = &snap->vms[i];
+		struct eng_vm *ev = engine_vm_lookup(e, vm->id);
+
+		if (ev == NULL || !ev->placed || !engine_vm_acts(vm))
+			continue;
+		for (int k = 0; k < ev->nr_groups; k++) {
+			struct eng_group *g = &ev->groups[k];
+			int p = g->place_node;
+
+			if (g->spanning || g->place_strength <= 512 || p < 0 ||
+			    nodemask_test(g->home, p) || !nodemask_test(vm->policy.nodes, p))
+				continue;
+			for (int j = 0; j < g->nr_vcpus; j++)
+				engine_target_commit(e, ev, g->vcpus[j], p);
+			e->node_mem_free[p] -= (int64_t)g->mem_mib;
+			g->home = nodemask_of(p);
+			ev->rehomed_s = snap->now_s;
+		}
+	}
+}
+
+void
+engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan)
+{
+	struct eng_where w;
+	int nr, done = 0;
+	struct eng_order *o;
+
+	engine_rehome_majority(e, snap);
+	o = engine_order_build(e, snap, &nr);
+	engine_where_build(e, snap, &w);
+	for (int i = 0; i < nr && done < ENGINE_COMPRESS_PER_ROUND; i++)
+		for (int v = 0; v < o[i].vm->nr_vcpus && done < ENGINE_COMPRESS_PER_ROUND; v++) {
+			int to = engine_vcpu_want(o[i].ev, o[i].vm, v);
+
+			if (to >= 0 && to != o[i].ev->vcpu_node[v])
+				done += engine_compress_vcpu(e, &w, o[i].ev, o[i].vm, v, to, snap,
+				                             plan);
+		}
+	engine_where_free(&w);
+	free(o);
+}
+
+/* ---- spread ------------------------------------------------------------------------ */
+
+static double
+engine_group_util_sum(const struct eng_vm *ev, const struct eng_group *g)
+{
+	double u = 0;
+
+	for (int i = 0; i < g->nr_vcpus; i++)
+		u += ev->util_avg[g->vcpus[i]];
+	return u;
+}
+
+/* Where group g (homed on n) could go without overloading the destination; -1 if nowhere. */
+static int
+engine_spread_dest(struct engine *e, const struct snapshot *snap, const struct eng_vm *ev,
+                   const struct eng_group *g, const struct snap_vm *vm, int n)
+{
+	double u = engine_group_util_sum(ev, g), best_after = 0;
+	int best = ENGINE_NO_NODE;
+
+	for (int d = 0; d < snap->nr_nodes; d++) {
+		double after = (e->node_load[d] + u) / snap->nodes[d].nr_cpus;
+		int64_t need =
+		    (int64_t)g->mem_mib - (ev->nr_groups == 1 ? (int64_t)vm->resident_mib[d] : 0);
+
+		if (d == n || !nodemask_test(vm->policy.nodes, d) || after > 1.0 ||
+		    g->nr_vcpus > snap->nodes[d].nr_cpus || need > e->node_mem_free[d])
+			continue;
+		if (best < 0 || after < best_after - 1e-12 ||
+		    (after < best_after + 1e-12 &&
+		     snapshot_distance(snap, n, d) < snapshot_distance(snap, n, best))) {
+			best = d;
+			best_after = after;
+		}
+	}
+	return best;
+}
+
+static void
+engine_rehome(struct engine *e, struct eng_vm *ev, struct eng_group *g, const struct snap_vm *vm,
+              int d, const struct snapshot *snap, struct plan *plan)
+{
+	int n = nodemask_first(g->home);
+	char text[256];
+
+	snprintf(text, sizeof(text), "node %d overloaded (%.1f CPUs wanted of %d): %s to node %d",
+	         n, e->node_load[n], snap->nodes[n].nr_cpus, vm->name, d);
+	for (int i = 0; i < g->nr_vcpus; i++) {
+		engine_target_commit(e, ev, g->vcpus[i], d);
+		engine_emit_pin(ev, vm, g->vcpus[i], nodemask_of(d), snap->now_s, plan, "spread",
+		                1.0, text);
+	}
+	e->node_mem_free[d] -= (int64_t)g->mem_mib;
+	g->home = nodemask_of(d);
+	ev->rehomed_s = snap->now_s;
+}
+
+/* The smallest movable group on node n that has somewhere to go; returns 1 if moved. */
+static int
+engine_spread_node(struct engine *e, const struct snapshot *snap, int n, struct plan *plan)
+{
+	struct eng_vm *best_ev = NULL;
+	struct eng_group *best_g = NULL;
+	const struct snap_vm *best_vm = NULL;
+	int best_d = ENGINE_NO_NODE;
+
+	for (int i = 0; i < snap->nr_vms; i++) {
+		const struct snap_vm *vm = &snap->vms[i];
+		struct eng_vm *ev = engine_vm_lookup(e, vm->id);
+
+		if (ev == NULL || !ev->placed || !engine_vm_acts(vm) ||
+		    snap->now_s - ev->rehomed_s < ENGINE_VM_DWELL_S)
+			continue;
+		for (int k = 0; k < ev->nr_groups; k++) {
+			struct eng_group *g = &ev->groups[k];
+			int d;
+
+			if (g->spanning || g->home != nodemask_of(n) ||
+			    (best_g && g->nr_vcpus >= best_g->nr_vcpus))
+				continue;
+			d = engine_spread_dest(e, snap, ev, g, vm, n);
+			if (d >= 0) {
+				best_ev = ev;
+				best_g = g;
+				best_vm = vm;
+				best_d = d;
+			}
+		}
+	}
+	if (best_g == NULL)
+		return 0;
+	engine_rehome(e, best_ev, best_g, best_vm, best_d, snap, plan);
+	return 1;
+}
+
+void
+engine_spread(struct engine *e, const struct snapshot *snap, struct plan *plan)
+{
+	for (int k = 0; k < ENGINE_SPREAD_PER_ROUND; k++) {
+		int worst = ENGINE_NO_NODE;
+		double worst_ratio = ENGINE_SPREAD_OVERLOAD;
+
+		for (int n = 0; n < snap->nr_nodes; n++) {
+			double r =
+			    e->node_load[n] / (snap->nodes[n].nr_cpus ? snap->nodes[n].nr_cpus : 1);
+
+			if (r > worst_ratio) {
+				worst = n;
+				worst_ratio = r;
+			}
+		}
+		if (worst < 0 || !engine_spread_node(e, snap, worst, plan))
+			return;
+	}
+}

@@ -1,0 +1,173 @@
+/*
+ * engine_internal.h - vnumad's policy engine, shared between its stages.
+ *
+ * The engine turns a snapshot into a plan in stages (docs/policy-engine.md):
+ *   stats    decayed per-node fault averages, convergence strength per vCPU/group/VM
+ *   groups   buddy groups: a VM, one per guest cell, joined across VMs by policy
+ *   home     home nodes for arriving or homeless groups, with reservations
+ *   spread   move the smallest group off a node whose runnable vCPUs exceed its CPUs
+ *   compress move vCPUs to where their buddies (or their memory) are, flipping with
+ *            strictly smaller groups on a full node
+ *   memory   move misplaced memory, paced by strength, under rate limit and fullness guards
+ *   sampling per-VM sampling intensity between a floor and a ceiling
+ * Pure: no I/O, no clock (time comes from snapshot->now_s), no globals.
+ *
+ * Ownership: struct engine owns every struct eng_vm; a VM's state is freed when it leaves.
+ */
+#ifndef VNUMAD_POLICY_ENGINE_INTERNAL_H
+#define VNUMAD_POLICY_ENGINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy/model.h"
+
+/* ---- tunables (unit, default, why: docs/policy-engine.md) --------------------------- */
+
+/* The engine is called every sample period; placement stages run every rebalance period. */
+#define ENGINE_SAMPLE_PERIOD_S    1.0
+#define ENGINE_REBALANCE_PERIOD_S 2.0
+/* Fault levels are smoothed with weight 1/ENGINE_FAULT_AVG_PERIODS per sample; strength with
+ * 1/ENGINE_STRENGTH_AVG_PERIODS (numa/core: about 16 periods). */
+#define ENGINE_FAULT_AVG_PERIODS    4
+#define ENGINE_STRENGTH_AVG_PERIODS 16
+/* Too few faults to judge a vCPU or group: fewer pages than this (16 huge-page faults). */
+#define ENGINE_MIN_FAULT_PAGES 8192.0
+/* Strength (1..1024) at or above which a vCPU/group counts as strongly converged. */
+#define ENGINE_STRONG 768
+/* A vCPU follows its memory only if the target holds this factor more of its faults. */
+#define ENGINE_VCPU_GAIN_MARGIN 1.5
+/* Spread: a node is overloaded above this share of its CPUs in runnable demand (ESXi: 10 %). */
+#define ENGINE_SPREAD_OVERLOAD 1.10
+/* Minimum seconds between two re-homings of one VM, and between two moves of one vCPU. */
+#define ENGINE_VM_DWELL_S   30.0
+#define ENGINE_VCPU_DWELL_S 10.0
+/* Caps per rebalance: groups re-homed by spread, vCPU moves and flips by compress. */
+#define ENGINE_SPREAD_PER_ROUND   2
+#define ENGINE_COMPRESS_PER_ROUND 64
+/* Host-wide migration rate limit (MiB/s), default for a 2-socket server. */
+#define ENGINE_RATE_MIB_S 1024.0
+/* Keep this share of each node's memory free (watermark guard), per mille. */
+#define ENGINE_HEADROOM_PERMILLE 30
+/* Back-off after a failed migration: base seconds, doubled per failure, capped. */
+#define ENGINE_BACKOFF_BASE_S 4.0
+#define ENGINE_BACKOFF_MAX_S  64.0
+/*
+ * Sampling intensity, MiB/s of guest RAM made inaccessible: the time one pass over the VM's
+ * RAM takes goes from ENGINE_SCAN_PASS_MIN_S (unconverged) to ENGINE_SCAN_PASS_MAX_S
+ * (converged), within a floor and a ceiling in MiB/s (numa/core scanned 32..512 MB per scan
+ * step, a step every 100 ms at the fastest).
+ */
+#define ENGINE_SCAN_FLOOR_MIB_S 32.0
+#define ENGINE_SCAN_CEIL_MIB_S  4096.0
+#define ENGINE_SCAN_PASS_MIN_S  8.0
+#define ENGINE_SCAN_PASS_MAX_S  512.0
+/* A VM counts as converged for sampling at this fault locality, per mille. */
+#define ENGINE_CONVERGED_LOCAL_PERMILLE 900
+
+#define ENGINE_NO_NODE (-1)
+
+struct eng_group {
+	int cell; /* guest cell, or -1 for the whole VM */
+	int nr_vcpus;
+	int *vcpus; /* vCPU indexes of the group (owned) */
+	uint64_t mem_start_mib, mem_mib;
+	uint64_t home; /* node mask: one node (compact) or several (spanning); 0 = none */
+	bool spanning;
+	int strength; /* 1..1024 by the memory node of the group's faults */
+	int conv_node;
+	int place_strength; /* 1..1024: share of the group's vCPUs on its most-used node */
+	int place_node;
+};
+
+struct eng_vm {
+	int id;
+	int snap_idx; /* index in the current snapshot */
+	bool seen;
+	int nr_vcpus, nr_nodes;
+	char name[64];
+	/* stats */
+	uint64_t *fault_prev; /* nr_vcpus x nr_nodes: last counter levels seen */
+	double *fault_avg;    /* nr_vcpus x nr_nodes: decayed average of new faults (pages) */
+	int *vcpu_strength;   /* per vCPU, 1..1024, 0 = too few faults */
+	int *vcpu_conv;       /* per vCPU convergence node, or ENGINE_NO_NODE */
+	double *util_avg;     /* per vCPU expected CPU demand */
+	int strength;         /* VM-wide, averaged over ENGINE_STRENGTH_AVG_PERIODS */
+	int strength_now;     /* VM-wide, this sample */
+	int conv_node;
+	int local_permille; /* share of recent faults on the faulting vCPU's node */
+	double fault_pages; /* smoothed fault level, VM-wide (pages) */
+	/* groups */
+	int nr_groups;
+	struct eng_group *groups;
+	int *vcpu_group;      /* per vCPU: its group */
+	int *vcpu_target;     /* per vCPU: node it should run on, or ENGINE_NO_NODE */
+	int *vcpu_node;       /* per vCPU: node it runs on, updated by this round's moves */
+	double *vcpu_moved_s; /* per vCPU: when vnumad last moved it */
+	uint32_t *vcpu_moves; /* per vCPU: node changes vnumad caused */
+	bool placed;
+	double rehomed_s;
+	/* memory */
+	double backoff_until_s;
+	int fail_streak;
+	double scan_mib_s;  /* intensity last asked for (0: parked or never set) */
+	double scan_pass_s; /* current target time for one pass over the VM's RAM */
+	bool sampling_set;  /* an intensity has been asked for this VM */
+	double util_prev;   /* CPU demand when last judged, to notice load changes */
+};
+
+struct engine {
+	struct eng_vm **vms; /* open-addressed hash by id */
+	size_t cap;          /* power of two */
+	size_t nr;
+	double last_rebalance_s;
+	bool rebalanced_once;
+	/* Per-round node view (nr_nodes entries). */
+	int nr_nodes;
+	double *node_load;      /* expected CPU demand of vCPUs targeted at the node */
+	int *node_slots;        /* vCPUs targeted at the node */
+	int64_t *node_mem_free; /* MiB free after reservations, above the headroom */
+	double budget_mib;      /* migration budget left this round */
+};
+
+/* engine.c */
+struct eng_vm *engine_vm_lookup(struct engine *e, int id);
+
+/* engine_stats.c */
+void engine_stats_update(struct eng_vm *ev, const struct snap_vm *vm, const struct snapshot *snap,
+                         const double *node_scale, bool first);
+int engine_strength(const double *faults, int nr_nodes, int *node_out);
+void engine_group_strength(struct eng_vm *ev, struct eng_group *g, const struct snap_vm *vm);
+
+/* engine_groups.c */
+void engine_groups_build(struct eng_vm *ev, const struct snap_vm *vm);
+void engine_vm_free(struct eng_vm *ev);
+void engine_vm_alloc(struct eng_vm *ev, const struct snap_vm *vm, int nr_nodes);
+
+/* engine_home.c */
+void engine_nodes_init(struct engine *e, const struct snapshot *snap);
+void engine_home_place(struct engine *e, const struct snapshot *snap, struct eng_vm *ev,
+                       const struct snap_vm *vm, struct plan *plan);
+void engine_target_commit(struct engine *e, struct eng_vm *ev, int v, int node);
+void engine_load_move(struct engine *e, const struct eng_vm *ev, int v, int from, int to);
+void engine_emit_pin(struct eng_vm *ev, const struct snap_vm *vm, int v, uint64_t nodes,
+                     double now_s, struct plan *plan, const char *rule, double gain,
+                     const char *text);
+
+/* engine_converge.c */
+void engine_spread(struct engine *e, const struct snapshot *snap, struct plan *plan);
+void engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan);
+
+/* engine_memory.c */
+void engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *plan);
+
+/* engine_sampling.c */
+void engine_sampling(struct engine *e, const struct snapshot *snap, struct plan *plan);
+
+static inline bool
+engine_vm_acts(const struct snap_vm *vm)
+{
+	return vm->policy.mode == VM_POLICY_MODE_AUTO;
+}
+
+#endif

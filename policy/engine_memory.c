@@ -1,0 +1,173 @@
+/*
+ * engine_memory.c - the memory planner.
+ *
+ * Per VM, memory is misplaced when it sits on a node that none of its groups call home (or on
+ * a home node beyond what the groups homed there hold).  Each round moves some of it, paced:
+ *   - by convergence: a compact group whose vCPUs all sit on its home (placement strength
+ *     1024) moves at full pace and only toward that home; while its vCPUs are still moving the
+ *     pace falls with the square of its placement strength above one half, to nothing;
+ *     spanning (weakly converged) groups only pull memory from outside their node set into it,
+ *     at ENGINE_SPAN_PACE of full pace, and never chase memory between their own nodes;
+ *   - by the host-wide rate limit ENGINE_RATE_MIB_S and the VM's policy rate;
+ *   - by node fullness: never past a destination's headroom (try the next-nearest node of a
+ *     spanning set, or wait);
+ *   - by back-off: a VM whose migration failed waits ENGINE_BACKOFF_BASE_S, doubled per failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "policy/engine_internal.h"
+
+/* Pace of spanning groups relative to full pace. */
+#define ENGINE_SPAN_PACE 0.25
+
+static double
+engine_group_pace(const struct eng_group *g)
+{
+	double x;
+
+	if (g->spanning)
+		return ENGINE_SPAN_PACE;
+	x = (g->place_strength - 512.0) / 512.0;
+	return x > 0 ? x * x : 0;
+}
+
+static void
+engine_backoff_update(struct eng_vm *ev, const struct snap_vm *vm, double now_s)
+{
+	double wait = ENGINE_BACKOFF_BASE_S;
+
+	if (vm->mig_failed_mib > 0) {
+		for (int i = 0; i < ev->fail_streak && wait < ENGINE_BACKOFF_MAX_S; i++)
+			wait *= 2;
+		ev->fail_streak++;
+		ev->backoff_until_s =
+		    now_s + (wait < ENGINE_BACKOFF_MAX_S ? wait : ENGINE_BACKOFF_MAX_S);
+	} else if (vm->mig_done_mib > 0) {
+		ev->fail_streak = 0;
+	}
+}
+
+/* MiB this VM may still move this round. */
+static double
+engine_vm_allowance(const struct engine *e, const struct snap_vm *vm, double pace)
+{
+	double a = e->budget_mib;
+
+	if (pace * ENGINE_RATE_MIB_S * ENGINE_SAMPLE_PERIOD_S < a)
+		a = pace * ENGINE_RATE_MIB_S * ENGINE_SAMPLE_PERIOD_S;
+	if (vm->policy.rate_kib_s && vm->policy.rate_kib_s / 1024.0 * ENGINE_SAMPLE_PERIOD_S < a)
+		a = vm->policy.rate_kib_s / 1024.0 * ENGINE_SAMPLE_PERIOD_S;
+	return a;
+}
+
+static uint64_t
+engine_emit_move(struct engine *e, const struct snap_vm *vm, const struct eng_group *g, int from,
+                 int to, double want, struct plan *plan)
+{
+	uint64_t mib;
+	struct plan_mem_move *mv;
+
+	if (want > (double)e->node_mem_free[to])
+		want = (double)e->node_mem_free[to];
+	mib = (uint64_t)(want > 0 ? want : 0) & ~(uint64_t)1;
+	if (mib < 2)
+		return 0;
+	mv = plan_add_move(plan, vm->id, from, to, mib);
+	mv->start_mib = g->mem_start_mib;
+	mv->len_mib = g->cell >= 0 ? g->mem_mib : 0;
+	plan_reason_set(&mv->why, g->spanning ? "memory-into-set" : "memory-home", (double)mib,
+	                "%s: %llu MiB of node %d's %llu MiB to node %d (strength %d)", vm->name,
+	                (unsigned long long)mib, from, (unsigned long long)vm->resident_mib[from],
+	                to, g->place_strength);
+	e->budget_mib -= (double)mib;
+	e->node_mem_free[to] -= (int64_t)mib;
+	return mib;
+}
+
+/* Compact groups: surplus on non-home nodes goes to the homes short of memory. */
+static void
+engine_plan_compact(struct engine *e, const struct snapshot *snap, const struct eng_vm *ev,
+                    const struct snap_vm *vm, struct plan *plan)
+{
+	int64_t surplus[UTIL_MAX_NODES], expect[UTIL_MAX_NODES] = {0};
+	int nn = snap->nr_nodes;
+
+	for (int i = 0; i < ev->nr_groups; i++)
+		if (!ev->groups[i].spanning)
+			expect[nodemask_first(ev->groups[i].home)] +=
+			    (int64_t)ev->groups[i].mem_mib;
+	for (int n = 0; n < nn; n++)
+		surplus[n] = (int64_t)vm->resident_mib[n] - expect[n];
+	for (int i = 0; i < ev->nr_groups; i++) {
+		const struct eng_group *g = &ev->groups[i];
+		int h = nodemask_first(g->home);
+		double allow = engine_vm_allowance(e, vm, engine_group_pace(g));
+
+		if (g->spanning || surplus[h] >= 0)
+			continue;
+		for (int n = 0; n < nn && allow >= 2; n++) {
+			double want = (double)surplus[n];
+			uint64_t moved;
+
+			if (n == h || surplus[n] <= 0)
+				continue;
+			if (want > -(double)surplus[h])
+				want = -(double)surplus[h];
+			moved = engine_emit_move(e, vm, g, n, h, want < allow ? want : allow, plan);
+			allow -= (double)moved;
+			surplus[n] -= (int64_t)moved;
+			surplus[h] += (int64_t)moved;
+		}
+	}
+}
+
+/* Spanning groups: memory outside the set moves into the set node with most room. */
+static void
+engine_plan_span(struct engine *e, const struct snapshot *snap, const struct eng_vm *ev,
+                 const struct snap_vm *vm, struct plan *plan)
+{
+	for (int i = 0; i < ev->nr_groups; i++) {
+		const struct eng_group *g = &ev->groups[i];
+		double allow = engine_vm_allowance(e, vm, engine_group_pace(g));
+
+		if (!g->spanning || ev->nr_groups > 1)
+			continue;
+		for (int n = 0; n < snap->nr_nodes && allow >= 2; n++) {
+			int to = ENGINE_NO_NODE;
+
+			if (nodemask_test(g->home, n) || vm->resident_mib[n] == 0)
+				continue;
+			for (int d = 0; d < snap->nr_nodes; d++)
+				if (nodemask_test(g->home, d) &&
+				    (to < 0 || e->node_mem_free[d] > e->node_mem_free[to]))
+					to = d;
+			if (to >= 0)
+				allow -=
+				    (double)engine_emit_move(e, vm, g, n, to,
+				                             (double)vm->resident_mib[n] < allow
+				                                 ? (double)vm->resident_mib[n]
+				                                 : allow,
+				                             plan);
+		}
+	}
+}
+
+void
+engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *plan)
+{
+	e->budget_mib = ENGINE_RATE_MIB_S * ENGINE_SAMPLE_PERIOD_S;
+	for (int i = 0; i < snap->nr_vms; i++) {
+		const struct snap_vm *vm = &snap->vms[i];
+		struct eng_vm *ev = engine_vm_lookup(e, vm->id);
+
+		if (ev == NULL || !ev->placed || !engine_vm_acts(vm) || !vm->policy.migrate)
+			continue;
+		engine_backoff_update(ev, vm, snap->now_s);
+		if (snap->now_s < ev->backoff_until_s || vm->mig_pending_mib > 0 ||
+		    e->budget_mib < 2)
+			continue;
+		engine_plan_compact(e, snap, ev, vm, plan);
+		engine_plan_span(e, snap, ev, vm, plan);
+	}
+}
