@@ -108,6 +108,7 @@ engine_destroy(void *state)
 	free(e->node_load);
 	free(e->node_slots);
 	free(e->node_mem_free);
+	free(e->node_mem_proj);
 	free(e);
 }
 

@@ -106,7 +106,7 @@ engine_vcpu_may_move(const struct eng_vm *ev, const struct snap_vm *vm, int v, i
  */
 static struct eng_slot *
 engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const struct eng_vm *self,
-                    double now_s)
+                    bool self_overflow, double now_s)
 {
 	struct eng_slot *best = NULL;
 	int best_key = 0;
@@ -121,8 +121,8 @@ engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const stru
 		size = engine_group_size(s->ev, s->v);
 		if (engine_vcpu_want(s->ev, s->vm, s->v) == from)
 			key = 0; /* both gain */
-		else if (s->ev == self || size >= gsize)
-			continue;
+		else if (s->ev == self || size >= gsize || self_overflow)
+			continue; /* an overflow span never displaces another group */
 		else
 			key = size;
 		if (best == NULL || key < best_key) {
@@ -174,7 +174,8 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 		w->count[from]--;
 		return 1;
 	}
-	p = engine_flip_partner(w, to, from, engine_group_size(ev, v), ev, snap->now_s);
+	p = engine_flip_partner(w, to, from, engine_group_size(ev, v), ev,
+	                        ev->groups[ev->vcpu_group[v]].primary >= 0, snap->now_s);
 	if (p == NULL)
 		return 0;
 	snprintf(text, sizeof(text), "%s vCPU %d <-> %s vCPU %d (node %d full)", vm->name, v,
@@ -249,7 +250,7 @@ engine_rehome_majority(struct engine *e, const struct snapshot *snap)
 				continue;
 			for (int j = 0; j < g->nr_vcpus; j++)
 				engine_target_commit(e, ev, g->vcpus[j], p);
-			e->node_mem_free[p] -= (int64_t)g->mem_mib;
+			e->node_mem_proj[p] -= (int64_t)g->mem_mib;
 			g->home = nodemask_of(p);
 			ev->rehomed_s = snap->now_s;
 		}
@@ -304,7 +305,8 @@ engine_spread_dest(struct engine *e, const struct snapshot *snap, const struct e
 		    (int64_t)g->mem_mib - (ev->nr_groups == 1 ? (int64_t)vm->resident_mib[d] : 0);
 
 		if (d == n || !nodemask_test(vm->policy.nodes, d) || after > 1.0 ||
-		    g->nr_vcpus > snap->nodes[d].nr_cpus || need > e->node_mem_free[d])
+		    g->nr_vcpus > snap->nodes[d].nr_cpus ||
+		    need > engine_room_mib(e, snap, d, false))
 			continue;
 		if (best < 0 || after < best_after - 1e-12 ||
 		    (after < best_after + 1e-12 &&
@@ -330,7 +332,7 @@ engine_rehome(struct engine *e, struct eng_vm *ev, struct eng_group *g, const st
 		engine_emit_pin(ev, vm, g->vcpus[i], nodemask_of(d), snap->now_s, plan, "spread",
 		                1.0, text);
 	}
-	e->node_mem_free[d] -= (int64_t)g->mem_mib;
+	e->node_mem_proj[d] -= (int64_t)g->mem_mib;
 	g->home = nodemask_of(d);
 	ev->rehomed_s = snap->now_s;
 }

@@ -74,7 +74,7 @@ engine_group_init(struct eng_group *g, int cell, int nr_vcpus, uint64_t start, u
 	g->vcpus = xcalloc((size_t)nr_vcpus + 1, sizeof(int));
 	g->mem_start_mib = start;
 	g->mem_mib = mib;
-	g->conv_node = g->place_node = ENGINE_NO_NODE;
+	g->conv_node = g->place_node = g->primary = ENGINE_NO_NODE;
 }
 
 /* (Re)build the groups from the VM's policy and cells; homes are chosen again afterwards. */

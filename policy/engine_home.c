@@ -16,8 +16,10 @@
 
 /* Score bonuses (in units of "node load after placement", lower score wins). */
 #define ENGINE_HOME_OVERLOAD_PENALTY 10.0 /* placing beyond a node's CPUs */
-#define ENGINE_HOME_MATE_BONUS       0.5  /* a VM of the same cross-VM group lives there */
-#define ENGINE_HOME_STAY_BONUS       0.5  /* x share of the group's vCPUs/memory already there */
+#define ENGINE_HOME_MATE_BONUS       2.0  /* a VM of the same cross-VM group lives there: join it */
+/* x share of the group's memory / vCPUs already on the node: moving memory costs more. */
+#define ENGINE_HOME_STAY_MEM_BONUS  1.0
+#define ENGINE_HOME_STAY_VCPU_BONUS 0.25
 
 static int64_t
 engine_headroom_mib(const struct snap_node *sn)
@@ -32,6 +34,9 @@ engine_nodes_account_vm(struct engine *e, const struct snapshot *snap, struct en
 	int64_t expect[UTIL_MAX_NODES] = {0};
 	bool acts = engine_vm_acts(vm);
 
+	if (acts && !ev->placed) /* its memory floats until it has a home */
+		for (int n = 0; n < snap->nr_nodes; n++)
+			e->node_mem_proj[n] += (int64_t)vm->resident_mib[n];
 	for (int v = 0; v < vm->nr_vcpus; v++) {
 		int t = (acts && ev->vcpu_target[v] >= 0) ? ev->vcpu_target[v] : vm->vcpus[v].node;
 
@@ -48,9 +53,15 @@ engine_nodes_account_vm(struct engine *e, const struct snapshot *snap, struct en
 		if (!g->spanning && g->home)
 			expect[nodemask_first(g->home)] += (int64_t)g->mem_mib;
 	}
-	for (int n = 0; n < snap->nr_nodes; n++)
-		if (expect[n] > (int64_t)vm->resident_mib[n])
-			e->node_mem_free[n] -= expect[n] - (int64_t)vm->resident_mib[n];
+	for (int n = 0; n < snap->nr_nodes; n++) {
+		int64_t d = expect[n] - (int64_t)vm->resident_mib[n];
+
+		if (ev->nr_groups == 1 && ev->groups[0].spanning)
+			continue; /* a spanning VM's memory stays where it is inside its set */
+		if (d > 0)
+			e->node_mem_free[n] -= d;
+		e->node_mem_proj[n] -= d; /* memory leaving a node frees it for planning */
+	}
 }
 
 void
@@ -62,6 +73,7 @@ engine_nodes_init(struct engine *e, const struct snapshot *snap)
 		e->node_load = xreallocarray(e->node_load, (size_t)nn, sizeof(double));
 		e->node_slots = xreallocarray(e->node_slots, (size_t)nn, sizeof(int));
 		e->node_mem_free = xreallocarray(e->node_mem_free, (size_t)nn, sizeof(int64_t));
+		e->node_mem_proj = xreallocarray(e->node_mem_proj, (size_t)nn, sizeof(int64_t));
 		e->nr_nodes = nn;
 	}
 	for (int n = 0; n < nn; n++) {
@@ -69,13 +81,32 @@ engine_nodes_init(struct engine *e, const struct snapshot *snap)
 		e->node_slots[n] = 0;
 		e->node_mem_free[n] =
 		    (int64_t)snap->nodes[n].mem_free_mib - engine_headroom_mib(&snap->nodes[n]);
+		e->node_mem_proj[n] =
+		    (int64_t)snap->nodes[n].mem_free_mib -
+		    (int64_t)(snap->nodes[n].mem_total_mib * ENGINE_PLACE_RESERVE_PERMILLE / 1000);
 	}
+	e->host_spare_cpus = 0;
+	for (int n = 0; n < nn; n++)
+		e->host_spare_cpus += snap->nodes[n].nr_cpus;
 	for (int i = 0; i < snap->nr_vms; i++) {
 		struct eng_vm *ev = engine_vm_lookup(e, snap->vms[i].id);
 
-		if (ev != NULL)
-			engine_nodes_account_vm(e, snap, ev, &snap->vms[i]);
+		if (ev == NULL)
+			continue;
+		engine_nodes_account_vm(e, snap, ev, &snap->vms[i]);
+		for (int v = 0; v < ev->nr_vcpus; v++)
+			e->host_spare_cpus -= ev->util_avg[v];
 	}
+}
+
+int64_t
+engine_room_mib(const struct engine *e, const struct snapshot *snap, int n, bool arriving)
+{
+	int64_t extra =
+	    (int64_t)(snap->nodes[n].mem_total_mib *
+	              (ENGINE_HEADROOM_PERMILLE - ENGINE_PLACE_RESERVE_PERMILLE) / 1000);
+
+	return e->node_mem_proj[n] - (arriving ? 0 : extra);
 }
 
 /* Memory a group still needs on node n if homed there. */
@@ -130,7 +161,9 @@ engine_pick_node(struct engine *e, const struct snapshot *snap, const struct eng
 
 		if (!nodemask_test(vm->policy.nodes, n) || nodemask_test(exclude, n) ||
 		    snap->nodes[n].nr_cpus < g->nr_vcpus ||
-		    engine_group_mem_need(ev, g, vm, n) > e->node_mem_free[n])
+		    (int64_t)g->mem_mib -
+		            (ev->placed && ev->nr_groups == 1 ? (int64_t)vm->resident_mib[n] : 0) >
+		        engine_room_mib(e, snap, n, vm->uptime_s == 0))
 			continue;
 		after = (e->node_load[n] + util) / snap->nodes[n].nr_cpus;
 		score = after + (after > 1.0 ? ENGINE_HOME_OVERLOAD_PENALTY : 0);
@@ -138,10 +171,10 @@ engine_pick_node(struct engine *e, const struct snapshot *snap, const struct eng
 			score -= ENGINE_HOME_MATE_BONUS;
 		for (int i = 0; i < g->nr_vcpus; i++)
 			stay += vm->vcpus[g->vcpus[i]].node == n;
-		if (vm->mem_mib > 0)
-			stay = stay / g->nr_vcpus / 2 +
-			       (double)vm->resident_mib[n] / (double)vm->mem_mib / 2;
-		score -= ENGINE_HOME_STAY_BONUS * stay;
+		score -= ENGINE_HOME_STAY_VCPU_BONUS * stay / g->nr_vcpus;
+		if (vm->mem_mib > 0 && ev->nr_groups == 1)
+			score -= ENGINE_HOME_STAY_MEM_BONUS * (double)vm->resident_mib[n] /
+			         (double)vm->mem_mib;
 		if (best == ENGINE_NO_NODE || score < best_score - 1e-12) {
 			best = n;
 			best_score = score;
@@ -150,50 +183,65 @@ engine_pick_node(struct engine *e, const struct snapshot *snap, const struct eng
 	return best;
 }
 
-/* The fewest closest allowed nodes around the best start that hold the group. */
+/* The k allowed nodes closest to s (ties: lower node); fills their memory, CPUs and load. */
+static uint64_t
+engine_span_set(const struct engine *e, const struct snapshot *snap, const struct snap_vm *vm,
+                int s, int k, int64_t *mem, int *cpus, double *load)
+{
+	uint64_t set = 0;
+
+	*mem = 0;
+	*cpus = 0;
+	*load = 0;
+	for (int j = 0; j < k; j++) {
+		int next = ENGINE_NO_NODE;
+
+		for (int n = 0; n < snap->nr_nodes; n++)
+			if (!nodemask_test(set, n) && nodemask_test(vm->policy.nodes, n) &&
+			    (next < 0 ||
+			     snapshot_distance(snap, s, n) < snapshot_distance(snap, s, next)))
+				next = n;
+		if (next < 0)
+			return 0;
+		set |= nodemask_of(next);
+		*mem += engine_room_mib(e, snap, next, vm->uptime_s == 0);
+		*cpus += snap->nodes[next].nr_cpus;
+		*load += e->node_load[next];
+	}
+	return set;
+}
+
+/*
+ * The fewest closest allowed nodes that hold the group's memory and vCPUs (and, with
+ * cpu_fit, its CPU demand without overload), least loaded first; 0 if none.
+ */
 static uint64_t
 engine_pick_span(struct engine *e, const struct snapshot *snap, const struct eng_group *g,
-                 const struct snap_vm *vm)
+                 const struct snap_vm *vm, double util, bool cpu_fit)
 {
 	uint64_t best = 0;
 	double best_score = 0;
 
 	for (int k = 2; k <= snap->nr_nodes && best == 0; k++) {
 		for (int s = 0; s < snap->nr_nodes; s++) {
-			uint64_t set = 0;
-			int64_t mem = 0;
-			int cpus = 0;
-			double load = 0, score;
+			int64_t mem;
+			int cpus;
+			double load, score;
+			uint64_t set = nodemask_test(vm->policy.nodes, s)
+			                   ? engine_span_set(e, snap, vm, s, k, &mem, &cpus, &load)
+			                   : 0;
 
-			if (!nodemask_test(vm->policy.nodes, s))
+			if (set == 0 || mem < (int64_t)g->mem_mib || cpus < g->nr_vcpus ||
+			    (cpu_fit && load + util > cpus))
 				continue;
-			for (int j = 0; j < k; j++) {
-				int next = ENGINE_NO_NODE;
-
-				for (int n = 0; n < snap->nr_nodes; n++)
-					if (!nodemask_test(set, n) &&
-					    nodemask_test(vm->policy.nodes, n) &&
-					    (next < 0 || snapshot_distance(snap, s, n) <
-					                     snapshot_distance(snap, s, next)))
-						next = n;
-				if (next < 0)
-					break;
-				set |= nodemask_of(next);
-				mem += e->node_mem_free[next];
-				cpus += snap->nodes[next].nr_cpus;
-				load += e->node_load[next];
-			}
-			if (nodemask_weight(set) < k || mem < (int64_t)g->mem_mib ||
-			    cpus < g->nr_vcpus)
-				continue;
-			score = (load + g->nr_vcpus) / cpus;
+			score = (load + util) / cpus;
 			if (best == 0 || score < best_score - 1e-12) {
 				best = set;
 				best_score = score;
 			}
 		}
 	}
-	return best ? best : (vm->policy.nodes & (nodemask_of(snap->nr_nodes) - 1));
+	return best;
 }
 
 void
@@ -226,9 +274,11 @@ engine_emit_pin(struct eng_vm *ev, const struct snap_vm *vm, int v, uint64_t nod
 		return;
 	pin = plan_add_pin(plan, vm->id, v, nodes);
 	plan_reason_set(&pin->why, rule, gain, "%s", text);
-	if (!nodemask_test(nodes, vm->vcpus[v].node)) {
+	if (!nodemask_test(nodes, ev->vcpu_node[v])) {
 		ev->vcpu_moved_s[v] = now_s;
 		ev->vcpu_moves[v]++;
+		/* The host puts it on the least loaded node of the mask; one node is exact. */
+		ev->vcpu_node[v] = nodemask_first(nodes);
 	}
 }
 
@@ -239,12 +289,21 @@ engine_emit_pin(struct eng_vm *ev, const struct snap_vm *vm, int v, uint64_t nod
 static int
 engine_span_node(const struct eng_group *g, const struct snap_vm *vm, int i)
 {
-	int v = g->vcpus[i], k = i % nodemask_weight(g->home), n;
+	int v = g->vcpus[i], n;
+	uint64_t rest = g->home;
+	int k;
 
 	if (vm->uptime_s > 0 && nodemask_test(g->home, vm->vcpus[v].node))
 		return vm->vcpus[v].node;
-	for (n = nodemask_first(g->home); k > 0; k--)
-		for (n++; !nodemask_test(g->home, n); n++)
+	if (g->primary >= 0) { /* overflow span: fill the primary, the rest elsewhere */
+		if (i < g->primary_slots)
+			return g->primary;
+		rest &= ~nodemask_of(g->primary);
+		i -= g->primary_slots;
+	}
+	k = i % nodemask_weight(rest);
+	for (n = nodemask_first(rest); k > 0; k--)
+		for (n++; !nodemask_test(rest, n); n++)
 			;
 	return n;
 }
@@ -269,14 +328,65 @@ engine_group_commit(struct engine *e, struct eng_vm *ev, struct eng_group *g,
 			engine_target_commit(e, ev, v, nodemask_first(g->home));
 		}
 	}
-	for (int n = 0; n < e->nr_nodes; n++)
-		if (nodemask_test(g->home, n))
-			e->node_mem_free[n] -= engine_group_mem_need(ev, g, vm, n) / w;
+	for (int n = 0; n < e->nr_nodes; n++) {
+		int64_t need = engine_group_mem_need(ev, g, vm, n) / w;
+
+		if (g->primary >= 0) /* an overflow span keeps its memory on its primary */
+			need = n == g->primary ? engine_group_mem_need(ev, g, vm, n) : 0;
+
+		if (nodemask_test(g->home, n)) {
+			e->node_mem_free[n] -= need;
+			/* the VM's own memory was credited back while it had no home */
+			e->node_mem_proj[n] -= g->primary >= 0
+			                           ? (n == g->primary ? (int64_t)g->mem_mib : 0)
+			                           : (int64_t)g->mem_mib / w;
+		}
+	}
+}
+
+/*
+ * A group too big for one node: its RAM is cut into consecutive ranges, one per node of the
+ * set, in proportion to the memory each node had free for it, so no node is filled to its
+ * watermark.  Which vCPU uses which range is not known; faults will say (engine_converge.c).
+ */
+static void
+engine_span_bind(const struct engine *e, const struct eng_group *g, const struct snap_vm *vm,
+                 struct plan *plan, const char *text)
+{
+	int w = nodemask_weight(g->home);
+	double room[UTIL_MAX_NODES], total = 0;
+	uint64_t start = g->mem_start_mib, end = g->mem_start_mib + g->mem_mib;
+
+	for (int n = 0; n < e->nr_nodes; n++) {
+		room[n] = 0;
+		if (nodemask_test(g->home, n)) {
+			/* undo this group's own reservation to see what the node had */
+			room[n] = (double)e->node_mem_proj[n] + (double)g->mem_mib / w;
+			room[n] = room[n] > 0 ? room[n] : 0;
+			total += room[n];
+		}
+	}
+	for (int n = 0; n < e->nr_nodes && start < end; n++) {
+		struct plan_mem_bind *b;
+		uint64_t len;
+
+		if (!nodemask_test(g->home, n))
+			continue;
+		len = total > 0 ? (uint64_t)((double)g->mem_mib * room[n] / total) : g->mem_mib / w;
+		len &= ~(uint64_t)1;
+		if (n == nodemask_last(g->home) || start + len > end)
+			len = end - start;
+		b = plan_add_bind(plan, vm->id, nodemask_of(n));
+		b->start_mib = start;
+		b->len_mib = len;
+		plan_reason_set(&b->why, "home", 0, "%s", text);
+		start += len;
+	}
 }
 
 static void
-engine_group_emit(struct eng_vm *ev, const struct eng_group *g, const struct snap_vm *vm,
-                  double now_s, struct plan *plan)
+engine_group_emit(const struct engine *e, struct eng_vm *ev, const struct eng_group *g,
+                  const struct snap_vm *vm, double now_s, struct plan *plan)
 {
 	char text[256], nodes[32];
 	struct plan_mem_bind *b;
@@ -291,13 +401,58 @@ engine_group_emit(struct eng_vm *ev, const struct eng_group *g, const struct sna
 
 		engine_emit_pin(ev, vm, v, mask, now_s, plan, "home", 0, text);
 	}
-	/* A VM just arriving has touched nothing yet: bind its RAM so it lands at home. */
-	if (engine_vm_acts(vm) && vm->uptime_s == 0) {
-		b = plan_add_bind(plan, vm->id, g->home);
-		b->start_mib = g->mem_start_mib;
-		b->len_mib = g->cell >= 0 ? g->mem_mib : 0;
-		plan_reason_set(&b->why, "home", 0, "%s", text);
+	/* A VM just arriving has touched nothing yet: bind its RAM so it lands at home (an
+	 * overflow span: on its primary node, where most of its vCPUs are). */
+	if (!engine_vm_acts(vm) || vm->uptime_s != 0)
+		return;
+	if (g->spanning && g->primary < 0) {
+		engine_span_bind(e, g, vm, plan, text);
+		return;
 	}
+	b = plan_add_bind(plan, vm->id, g->primary >= 0 ? nodemask_of(g->primary) : g->home);
+	b->start_mib = g->mem_start_mib;
+	b->len_mib = g->cell >= 0 ? g->mem_mib : 0;
+	plan_reason_set(&b->why, "home", 0, "%s", text);
+}
+
+/*
+ * An overflow span for a group that fits node n's memory but would overload its CPUs: as many
+ * vCPUs as n has free CPUs stay on n (with all the memory), the rest go to the nearest nodes
+ * with CPUs to spare.  Overloading n costs the CPUs beyond its capacity; the span costs remote
+ * accesses for the overflow vCPUs, each worth about ENGINE_REMOTE_VCPU_COST of a CPU.  Returns
+ * the set when the span is cheaper by ENGINE_SPAN_MARGIN, else 0; sets g->primary_slots.
+ */
+static uint64_t
+engine_pick_overflow(struct engine *e, const struct snapshot *snap, struct eng_group *g,
+                     const struct snap_vm *vm, int n, double util)
+{
+	double cpus = snap->nodes[n].nr_cpus, load = e->node_load[n], per = util / g->nr_vcpus;
+	double over =
+	    (load + util > cpus ? load + util - cpus : 0) - (load > cpus ? load - cpus : 0);
+	int stay = per > 0 ? (int)((cpus - load) / per) : g->nr_vcpus, left;
+	uint64_t set = nodemask_of(n);
+
+	if (stay < 1 || stay >= g->nr_vcpus)
+		return 0;
+	left = g->nr_vcpus - stay;
+	if (over <= ENGINE_SPAN_MARGIN * ENGINE_REMOTE_VCPU_COST * left)
+		return 0;
+	for (double need = left * per; need > 1e-9;) {
+		int best = ENGINE_NO_NODE;
+
+		for (int d = 0; d < snap->nr_nodes; d++)
+			if (!nodemask_test(set, d) && nodemask_test(vm->policy.nodes, d) &&
+			    e->node_load[d] + 1 <= snap->nodes[d].nr_cpus &&
+			    (best < 0 ||
+			     snapshot_distance(snap, n, d) < snapshot_distance(snap, n, best)))
+				best = d;
+		if (best < 0)
+			return 0;
+		set |= nodemask_of(best);
+		need -= snap->nodes[best].nr_cpus - e->node_load[best];
+	}
+	g->primary_slots = stay;
+	return set;
 }
 
 static void
@@ -305,11 +460,22 @@ engine_group_place(struct engine *e, const struct snapshot *snap, struct eng_vm 
                    struct eng_group *g, const struct snap_vm *vm, uint64_t used)
 {
 	int n = engine_pick_node(e, snap, ev, g, vm, used);
+	double util = engine_group_util(ev, g);
+	uint64_t set = 0;
 
 	if (n == ENGINE_NO_NODE && used)
 		n = engine_pick_node(e, snap, ev, g, vm, 0);
-	g->spanning = n == ENGINE_NO_NODE;
-	g->home = g->spanning ? engine_pick_span(e, snap, g, vm) : nodemask_of(n);
+	if (n == ENGINE_NO_NODE) {
+		set = engine_pick_span(e, snap, g, vm, util, false);
+		if (set == 0) /* nothing holds it: all allowed nodes */
+			set = vm->policy.nodes & (nodemask_of(snap->nr_nodes) - 1);
+	} else if (g->nr_vcpus > 1 && e->host_spare_cpus >= 0 &&
+	           e->node_load[n] + util > snap->nodes[n].nr_cpus) {
+		set = engine_pick_overflow(e, snap, g, vm, n, util);
+	}
+	g->primary = (set != 0 && n != ENGINE_NO_NODE) ? n : ENGINE_NO_NODE;
+	g->spanning = set != 0;
+	g->home = g->spanning ? set : nodemask_of(n);
 	if (engine_vm_acts(vm))
 		engine_group_commit(e, ev, g, vm);
 }
@@ -327,7 +493,7 @@ engine_home_place(struct engine *e, const struct snapshot *snap, struct eng_vm *
 		engine_group_place(e, snap, ev, g, vm, ev->nr_groups > 1 ? used : 0);
 		used |= g->home;
 		if (vm->uptime_s == 0 || g->spanning)
-			engine_group_emit(ev, g, vm, snap->now_s, plan);
+			engine_group_emit(e, ev, g, vm, snap->now_s, plan);
 	}
 	ev->placed = true;
 	ev->rehomed_s = snap->now_s;

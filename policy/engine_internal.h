@@ -37,6 +37,11 @@
 #define ENGINE_STRONG 768
 /* A vCPU follows its memory only if the target holds this factor more of its faults. */
 #define ENGINE_VCPU_GAIN_MARGIN 1.5
+/* CPUs' worth of work a vCPU loses with its memory remote (distance 21, memory intensity
+ * 0.5: 1 - 1/1.55), the price of spreading a group over nodes instead of overloading one. */
+#define ENGINE_REMOTE_VCPU_COST 0.35
+/* An overflow span must save this many times its estimated remote cost. */
+#define ENGINE_SPAN_MARGIN 1.5
 /* Spread: a node is overloaded above this share of its CPUs in runnable demand (ESXi: 10 %). */
 #define ENGINE_SPREAD_OVERLOAD 1.10
 /* Minimum seconds between two re-homings of one VM, and between two moves of one vCPU. */
@@ -47,8 +52,13 @@
 #define ENGINE_COMPRESS_PER_ROUND 64
 /* Host-wide migration rate limit (MiB/s), default for a 2-socket server. */
 #define ENGINE_RATE_MIB_S 1024.0
-/* Keep this share of each node's memory free (watermark guard), per mille. */
-#define ENGINE_HEADROOM_PERMILLE 30
+/*
+ * Keep this share of each node's memory free when moving memory into it (watermark guard,
+ * per mille).  An arriving VM's memory is bound, not moved, and may fill a node closer, to
+ * ENGINE_PLACE_RESERVE_PERMILLE.
+ */
+#define ENGINE_PLACE_RESERVE_PERMILLE 10
+#define ENGINE_HEADROOM_PERMILLE      50
 /* Back-off after a failed migration: base seconds, doubled per failure, capped. */
 #define ENGINE_BACKOFF_BASE_S 4.0
 #define ENGINE_BACKOFF_MAX_S  64.0
@@ -74,7 +84,9 @@ struct eng_group {
 	uint64_t mem_start_mib, mem_mib;
 	uint64_t home; /* node mask: one node (compact) or several (spanning); 0 = none */
 	bool spanning;
-	int strength; /* 1..1024 by the memory node of the group's faults */
+	int primary;       /* overflow span: the node holding its memory and most vCPUs, or -1 */
+	int primary_slots; /* overflow span: vCPUs placed on the primary */
+	int strength;      /* 1..1024 by the memory node of the group's faults */
 	int conv_node;
 	int place_strength; /* 1..1024: share of the group's vCPUs on its most-used node */
 	int place_node;
@@ -126,8 +138,10 @@ struct engine {
 	int nr_nodes;
 	double *node_load;      /* expected CPU demand of vCPUs targeted at the node */
 	int *node_slots;        /* vCPUs targeted at the node */
-	int64_t *node_mem_free; /* MiB free after reservations, above the headroom */
+	int64_t *node_mem_free; /* MiB free now, above the headroom, less moves reserved into it */
+	int64_t *node_mem_proj; /* MiB free once planned homes hold their VMs (for home choice) */
 	double budget_mib;      /* migration budget left this round */
+	double host_spare_cpus; /* host CPUs minus the expected demand of every VM */
 };
 
 /* engine.c */
@@ -149,6 +163,8 @@ void engine_nodes_init(struct engine *e, const struct snapshot *snap);
 void engine_home_place(struct engine *e, const struct snapshot *snap, struct eng_vm *ev,
                        const struct snap_vm *vm, struct plan *plan);
 void engine_target_commit(struct engine *e, struct eng_vm *ev, int v, int node);
+/* Memory a node can still take for a group's home (more for an arriving VM: no migration). */
+int64_t engine_room_mib(const struct engine *e, const struct snapshot *snap, int n, bool arriving);
 void engine_load_move(struct engine *e, const struct eng_vm *ev, int v, int from, int to);
 void engine_emit_pin(struct eng_vm *ev, const struct snap_vm *vm, int v, uint64_t nodes,
                      double now_s, struct plan *plan, const char *rule, double gain,

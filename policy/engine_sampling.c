@@ -9,9 +9,9 @@
  * time (numa/core: slow down scanning when migrations fail).
  *
  * A VM whose groups are all compact, with every vCPU and all memory on its home nodes, has
- * nothing left to learn from faults: it is parked at intensity 0 (on a real host: its
- * cpuset.mems confined to its home, which stops the kernel scanning it, BRIEF 1.5) until its
- * load changes or its placement does.
+ * nothing left to learn from faults (every access is local whatever its pattern): it is parked
+ * at intensity 0 (on a real host: its cpuset.mems confined to its home, which stops the kernel
+ * scanning it, BRIEF 1.5) until its placement changes.
  *
  * Sampling is observation, not action: advisory VMs are sampled like auto ones; manual VMs at
  * the floor; VMs with mode off not at all.
@@ -31,9 +31,14 @@ engine_vm_parked(const struct eng_vm *ev, const struct snap_vm *vm, int nr_nodes
 	if (!engine_vm_acts(vm) || vm->mig_pending_mib > 0)
 		return false;
 	for (int i = 0; i < ev->nr_groups; i++) {
-		if (ev->groups[i].spanning || ev->groups[i].place_strength < 1024)
+		const struct eng_group *g = &ev->groups[i];
+
+		if (g->spanning || g->home == 0)
 			return false;
-		home |= ev->groups[i].home;
+		for (int k = 0; k < g->nr_vcpus; k++)
+			if (!nodemask_test(g->home, ev->vcpu_node[g->vcpus[k]]))
+				return false;
+		home |= g->home;
 	}
 	for (int n = 0; n < nr_nodes; n++)
 		if (!nodemask_test(home, n))
@@ -57,8 +62,8 @@ engine_scan_want(struct eng_vm *ev, const struct snap_vm *vm, int nr_nodes)
 	for (int v = 0; v < ev->nr_vcpus; v++)
 		sum += ev->util_avg[v];
 	/* A change of a CPU and a fifth counts as a load change. */
-	load_changed = fabs(sum - ev->util_prev) >= 1.0 + 0.2 * ev->util_prev;
-	ev->util_prev = load_changed ? sum : ev->util_prev;
+	load_changed = ev->sampling_set && fabs(sum - ev->util_prev) >= 1.0 + 0.2 * ev->util_prev;
+	ev->util_prev = (load_changed || !ev->sampling_set) ? sum : ev->util_prev;
 	if (vm->policy.mode == VM_POLICY_MODE_OFF)
 		return 0;
 	if (ev->scan_pass_s <= 0)
@@ -75,7 +80,7 @@ engine_scan_want(struct eng_vm *ev, const struct snap_vm *vm, int nr_nodes)
 		ev->scan_pass_s = ENGINE_SCAN_PASS_MAX_S;
 	if (vm->policy.mode == VM_POLICY_MODE_MANUAL)
 		return ENGINE_SCAN_FLOOR_MIB_S;
-	if (!load_changed && engine_vm_parked(ev, vm, nr_nodes))
+	if (engine_vm_parked(ev, vm, nr_nodes))
 		return 0;
 	mib_s = (double)vm->mem_mib / ev->scan_pass_s;
 	if (mib_s < ENGINE_SCAN_FLOOR_MIB_S)

@@ -195,6 +195,8 @@ struct plan_sampling *plan_add_sampling(struct plan *plan, int vm_id, double sca
 
 /* Host-side behaviour a balancer relies on, provided by the host (the kernel) not the plan. */
 #define BALANCER_HOST_KERNEL_NUMA (1u << 0) /* kernel NUMA balancing: migrate-on-fault */
+/* The oracle: a yardstick with full knowledge, in place from t=0 whatever the scenario says. */
+#define BALANCER_FULL_KNOWLEDGE (1u << 1)
 
 struct balancer_args {
 	uint64_t seed; /* for the balancer's own PRNG */

@@ -145,6 +145,12 @@ nodemask_first(uint64_t mask)
 }
 
 int
+nodemask_last(uint64_t mask)
+{
+	return mask ? 63 - __builtin_clzll(mask) : -1;
+}
+
+int
 nodemask_parse(const char *s, int max_nodes, uint64_t *mask)
 {
 	uint64_t m = 0;

@@ -54,8 +54,9 @@ nodemask_of(int node_idx)
 }
 
 int nodemask_weight(uint64_t mask);
-/* Lowest set node index, or -1 for an empty mask. */
+/* Lowest / highest set node index, or -1 for an empty mask. */
 int nodemask_first(uint64_t mask);
+int nodemask_last(uint64_t mask);
 /* Parse a node list such as "0-1,3" into *mask; -EINVAL on bad syntax or ids >= max_nodes. */
 int nodemask_parse(const char *s, int max_nodes, uint64_t *mask);
 /* Format mask as a node list ("0-1,3") into buf; returns buf. "" for an empty mask. */

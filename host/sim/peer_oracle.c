@@ -129,7 +129,7 @@ const struct balancer_ops peer_oracle_ops = {
     .name = "oracle",
     .description = "hard binding: the best static placement, memory in place from t=0, "
                    "computed with full knowledge",
-    .host_flags = 0,
+    .host_flags = BALANCER_FULL_KNOWLEDGE,
     .default_scan_mib_s = 0,
     .create = oracle_create,
     .decide = oracle_decide,

@@ -520,8 +520,9 @@ scn_parse_vms(struct scn_ctx *ctx, struct json_object *root, struct scenario *sc
 static int
 scn_parse_root(struct scn_ctx *ctx, struct json_object *root, struct scenario *scn)
 {
-	static const char *const known[] = {"name",       "description", "oracle_note", "seed",
-	                                    "duration_s", "host",        "vms",         NULL};
+	static const char *const known[] = {"name", "description",      "oracle_note",
+	                                    "seed", "duration_s",       "host",
+	                                    "vms",  "balancer_start_s", NULL};
 	static const struct scn_range dur_r = {0, SCN_MAX_DURATION_S, true, false};
 	int64_t seed = SCN_DEFAULT_SEED;
 	int rc = scn_check_object(ctx, root, "", known);
@@ -536,6 +537,11 @@ scn_parse_root(struct scn_ctx *ctx, struct json_object *root, struct scenario *s
 	scn->seed = (uint64_t)seed;
 	scn->duration_s = SCN_DEFAULT_DURATION_S;
 	rc = scn_get_num(ctx, root, "", "duration_s", false, &dur_r, &scn->duration_s);
+	if (rc < 0)
+		return rc;
+	struct scn_range bal_r = {0, scn->duration_s, false, true};
+
+	rc = scn_get_num(ctx, root, "", "balancer_start_s", false, &bal_r, &scn->balancer_start_s);
 	if (rc < 0 || (rc = scn_parse_host(ctx, root, &scn->host)) < 0)
 		return rc;
 	return scn_parse_vms(ctx, root, scn);

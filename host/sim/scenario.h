@@ -72,6 +72,12 @@ struct scenario {
 	char *oracle_note;
 	uint64_t seed;     /* default 1 */
 	double duration_s; /* default 600 */
+	/*
+	 * Default 0.  When the balancer starts: before it, VMs run unmanaged (NUMA-blind
+	 * scheduler, first-touch memory) and the balancer hears of no arrival - an admin
+	 * installing a balancer on a host whose VMs already run.  The oracle ignores it.
+	 */
+	double balancer_start_s;
 	struct scn_host host;
 	int nr_vms;
 	struct scn_vm *vms;

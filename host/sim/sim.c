@@ -67,6 +67,7 @@ sim_new(const struct scenario *scn, const struct balancer_ops *bal, char *err, s
 		}
 	}
 	plan_init(&sim->plan);
+	sim->started = scn->balancer_start_s <= 0 || (bal->host_flags & BALANCER_FULL_KNOWLEDGE);
 	sim->bal_state = bal->create ? bal->create(&args) : NULL;
 	return sim;
 }
@@ -190,6 +191,33 @@ sim_vm_by_id(const struct sim *sim, int id)
 	return idx;
 }
 
+/*
+ * Ground-truth policy audit: an action on a VM whose policy mode is not auto, or one that
+ * reaches outside the VM's allowed nodes (NODEMASK_ALL, an unpin, is not "outside").
+ */
+static void
+sim_policy_check(struct sim *sim, int idx, uint64_t nodes)
+{
+	const struct vm_policy *pol = &sim->vms[idx].scn->policy;
+	uint64_t allowed = pol->nodes & sim_all_nodes(sim);
+
+	if (pol->mode != VM_POLICY_MODE_AUTO)
+		sim->policy_mode_actions++;
+	if (nodes != NODEMASK_ALL && (nodes & ~allowed & sim_all_nodes(sim)) != 0)
+		sim->policy_node_violations++;
+}
+
+/* A balancer action moved a vCPU to another node (changed = it really changed node). */
+static void
+sim_vcpu_moved(struct sim *sim, struct sim_vcpu *vc, bool changed)
+{
+	if (!changed)
+		return;
+	vc->node_changes++;
+	if (vc->node_changes > sim->max_vcpu_node_changes)
+		sim->max_vcpu_node_changes = vc->node_changes;
+}
+
 static void
 sim_apply_pin(struct sim *sim, const struct plan_pin *pin)
 {
@@ -200,12 +228,15 @@ sim_apply_pin(struct sim *sim, const struct plan_pin *pin)
 	if (idx < 0 || pin->vcpu < 0 || pin->vcpu >= sim->vms[idx].nr_vcpus)
 		return;
 	vc = &sim->vms[idx].vcpus[pin->vcpu];
+	sim_policy_check(sim, idx,
+	                 pin->kind == PLAN_PIN_KERNEL_MOVE
+	                     ? (pin->to_node >= 0 ? nodemask_of(pin->to_node) : 0)
+	                     : pin->nodes);
 	if (pin->kind == PLAN_PIN_KERNEL_MOVE) {
 		if (pin->to_node < 0 || pin->to_node >= sim->nr_nodes ||
 		    !nodemask_test(vc->allowed, pin->to_node))
 			return;
-		if (vc->node != pin->to_node)
-			sim->vcpu_moves++;
+		sim_vcpu_moved(sim, vc, vc->node != pin->to_node);
 		vc->node = pin->to_node;
 		vc->preferred = pin->to_node;
 		return;
@@ -217,8 +248,10 @@ sim_apply_pin(struct sim *sim, const struct plan_pin *pin)
 		sim->vcpu_moves++;
 	vc->allowed = mask;
 	vc->preferred = -1;
-	if (!nodemask_test(mask, vc->node))
+	if (!nodemask_test(mask, vc->node)) {
 		vc->node = sim_sched_least_loaded(sim, mask);
+		sim_vcpu_moved(sim, vc, true);
+	}
 }
 
 static void
@@ -231,6 +264,7 @@ sim_apply_bind(struct sim *sim, const struct plan_mem_bind *b)
 
 	if (idx < 0 || (b->nodes & sim_all_nodes(sim)) == 0)
 		return;
+	sim_policy_check(sim, idx, b->nodes);
 	vm = &sim->vms[idx];
 	end = b->len_mib ? (b->start_mib + b->len_mib) / SIM_REGION_MIB : vm->nr_regions;
 	vm->binds = xreallocarray(vm->binds, (size_t)vm->nr_binds + 1, sizeof(*vm->binds));
@@ -250,8 +284,13 @@ sim_apply_plan(struct sim *sim, const struct plan *plan)
 	for (size_t i = 0; i < plan->nr_moves; i++) {
 		int idx = sim_vm_by_id(sim, plan->moves[i].vm_id);
 
-		if (idx >= 0)
-			sim_move_enqueue(sim, idx, &plan->moves[i]);
+		if (idx < 0)
+			continue;
+		sim_policy_check(sim, idx,
+		                 plan->moves[i].to_node >= 0 && plan->moves[i].to_node < 64
+		                     ? nodemask_of(plan->moves[i].to_node)
+		                     : 0);
+		sim_move_enqueue(sim, idx, &plan->moves[i]);
 	}
 	for (size_t i = 0; i < plan->nr_samplings; i++) {
 		int idx = sim_vm_by_id(sim, plan->samplings[i].vm_id);
@@ -319,7 +358,7 @@ sim_arrivals_start(struct sim *sim)
 		sim_vm_memory_init(sim, vm);
 		vm->running = true;
 		vm->start_s = sim->now_s;
-		vm->scan_mib_s = sim->bal->default_scan_mib_s;
+		vm->scan_mib_s = sim->started ? sim->bal->default_scan_mib_s : 0;
 		sim_sched_place_new(sim, vm);
 		started++;
 	}
@@ -333,8 +372,9 @@ sim_arrivals(struct sim *sim)
 
 	if (sim_arrivals_start(sim) == 0)
 		return 0;
-	/* The balancer hears of the new VMs before their memory is touched. */
-	rc = sim_call_balancer(sim);
+	/* The balancer hears of the new VMs before their memory is touched (once it runs). */
+	if (sim->started)
+		rc = sim_call_balancer(sim);
 	for (int i = 0; i < sim->nr_vms; i++) {
 		struct sim_vm *vm = &sim->vms[i];
 
@@ -455,14 +495,27 @@ sim_account_tick(struct sim *sim)
 		sim_sample_push(sim);
 }
 
+/* The balancer starts now: the kernel side it relies on (sampling) starts with it. */
+static void
+sim_balancer_start(struct sim *sim)
+{
+	sim->started = true;
+	sim->next_call_s = sim->now_s;
+	for (int i = 0; i < sim->nr_vms; i++)
+		if (sim->vms[i].running)
+			sim->vms[i].scan_mib_s = sim->bal->default_scan_mib_s;
+}
+
 int
 sim_step(struct sim *sim)
 {
 	int rc;
 
 	sim_departures(sim);
+	if (!sim->started && sim->now_s >= sim->scn->balancer_start_s - 1e-9)
+		sim_balancer_start(sim);
 	rc = sim_arrivals(sim);
-	if (rc == 0 && sim->now_s >= sim->next_call_s - 1e-9)
+	if (rc == 0 && sim->started && sim->now_s >= sim->next_call_s - 1e-9)
 		rc = sim_call_balancer(sim);
 	if (rc < 0)
 		return rc;
@@ -529,6 +582,9 @@ sim_result_fill(struct sim *sim, struct sim_result *res)
 	res->sampling_cpu_s = sim->sampling_cpu_s;
 	res->max_migrate_mib_s = sim->max_mig_mib_s;
 	res->node_overfill = sim->node_overfill;
+	res->max_vcpu_node_changes = sim->max_vcpu_node_changes;
+	res->policy_mode_actions = sim->policy_mode_actions;
+	res->policy_node_violations = sim->policy_node_violations;
 	res->nr_samples = sim->nr_samples;
 	res->locality_series = xcalloc((size_t)sim->nr_samples + 1, sizeof(double));
 	res->migrate_mib_series = xcalloc((size_t)sim->nr_samples + 1, sizeof(double));

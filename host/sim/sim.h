@@ -48,6 +48,10 @@ struct sim_result {
 	double sampling_cpu_s;    /* CPU time the VMs lost to hinting faults and scanning */
 	double max_migrate_mib_s; /* peak migration rate over any 1-s sample */
 	uint64_t node_overfill; /* ticks on which any node held more than its memory (must be 0) */
+	/* Audits for the property tests (ground truth, never shown to a balancer). */
+	uint64_t max_vcpu_node_changes;  /* most node changes of one vCPU by balancer actions */
+	uint64_t policy_mode_actions;    /* actions on VMs whose policy mode is not auto */
+	uint64_t policy_node_violations; /* actions reaching outside a VM's allowed nodes */
 	/* Per SIM_SAMPLE_PERIOD_S: locality of that second (-1 when nothing ran). */
 	int nr_samples;
 	double *locality_series;

@@ -32,6 +32,7 @@ struct sim_vcpu {
 	double cpu_use;    /* CPU use over the last full second */
 	double cost_acc_s; /* sampling CPU cost charged, to be taken from the next tick's work */
 	uint64_t *faults;  /* 2 * nr_nodes: private then shared (kernel-style, decayed) */
+	uint32_t node_changes; /* node changes caused by balancer actions */
 };
 
 struct sim_bind {
@@ -87,6 +88,7 @@ struct sim {
 	uint64_t tick;
 	double now_s;
 	double next_call_s;
+	bool started; /* the balancer runs (scenario balancer_start_s reached) */
 	int nr_vms;
 	struct sim_vm *vms;
 	uint64_t *node_used_mib;
@@ -102,6 +104,7 @@ struct sim {
 	double migrated_mib, failed_mib, sampling_cpu_s, max_mig_mib_s;
 	double max_fill;
 	uint64_t vcpu_moves, oom, node_overfill, calls;
+	uint64_t max_vcpu_node_changes, policy_mode_actions, policy_node_violations;
 	double balancer_ns;
 	int nr_samples, cap_samples;
 	double *series, *mig_series;
