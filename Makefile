@@ -6,7 +6,7 @@ BUILD_SAN  ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES     = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find agent host policy guest-tools tests -name '*.[ch]')
 
-.PHONY: all deps build demo check check-werror check-asan check-format format clean
+.PHONY: all deps build demo check check-werror check-asan check-format format clean bench
 
 all: build
 
@@ -42,3 +42,11 @@ format:
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN)
+
+# ---- Benchmarks: numbers only, never pass/fail on time (tests/bench/README.md).
+# Builds in $(BUILD) (RelWithDebInfo by default) and runs the policy engine's decision step at
+# the two target sizes; pass options through BENCH_ARGS, e.g. BENCH_ARGS='--json'.
+# Builds only what the benchmark needs, so a test being edited elsewhere does not stop it.
+bench: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target bench_engine
+	./$(BUILD)/tests/bench_engine $(BENCH_ARGS)

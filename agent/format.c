@@ -222,6 +222,9 @@ static const struct format_column format_sim_columns[] = {
     SIM_COL("migrate_failed_gib", FORMAT_DOUBLE, migrate_failed_gib, 2, false),
     SIM_COL("max_migrate_mib_s", FORMAT_DOUBLE, max_migrate_mib_s, 1, false),
     SIM_COL("node_overfill", FORMAT_U64, node_overfill, 0, false),
+    SIM_COL("max_vcpu_node_changes", FORMAT_U64, max_vcpu_node_changes, 0, false),
+    SIM_COL("policy_mode_actions", FORMAT_U64, policy_mode_actions, 0, false),
+    SIM_COL("policy_node_violations", FORMAT_U64, policy_node_violations, 0, false),
 };
 #define FORMAT_NR_SIM_COLUMNS ((int)(sizeof(format_sim_columns) / sizeof(format_sim_columns[0])))
 

@@ -109,6 +109,7 @@ engine_destroy(void *state)
 	free(e->node_slots);
 	free(e->node_mem_free);
 	free(e->node_mem_proj);
+	free(e->gm);
 	free(e);
 }
 

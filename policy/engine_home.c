@@ -10,6 +10,7 @@
  * round cannot both claim a node's last free memory or CPUs.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy/engine_internal.h"
@@ -20,6 +21,9 @@
 /* x share of the group's memory / vCPUs already on the node: moving memory costs more. */
 #define ENGINE_HOME_STAY_MEM_BONUS  1.0
 #define ENGINE_HOME_STAY_VCPU_BONUS 0.25
+
+static void engine_groupmask_init(struct engine *e, const struct snapshot *snap);
+static void engine_groupmask_add(struct engine *e, const char *name, uint64_t nodes);
 
 static int64_t
 engine_headroom_mib(const struct snap_node *sn)
@@ -85,6 +89,7 @@ engine_nodes_init(struct engine *e, const struct snapshot *snap)
 		    (int64_t)snap->nodes[n].mem_free_mib -
 		    (int64_t)(snap->nodes[n].mem_total_mib * ENGINE_PLACE_RESERVE_PERMILLE / 1000);
 	}
+	engine_groupmask_init(e, snap);
 	e->host_spare_cpus = 0;
 	for (int n = 0; n < nn; n++)
 		e->host_spare_cpus += snap->nodes[n].nr_cpus;
@@ -94,6 +99,8 @@ engine_nodes_init(struct engine *e, const struct snapshot *snap)
 		if (ev == NULL)
 			continue;
 		engine_nodes_account_vm(e, snap, ev, &snap->vms[i]);
+		if (ev->placed && ev->nr_groups > 0)
+			engine_groupmask_add(e, snap->vms[i].policy.group, ev->groups[0].home);
 		for (int v = 0; v < ev->nr_vcpus; v++)
 			e->host_spare_cpus -= ev->util_avg[v];
 	}
@@ -129,23 +136,66 @@ engine_group_util(const struct eng_vm *ev, const struct eng_group *g)
 	return u;
 }
 
+/*
+ * Cross-VM groups: per round, a small hash from group name to the nodes its placed VMs call
+ * home (names point into the snapshot, valid for the round).  Keeps home choice linear in
+ * VMs however many share groups.
+ */
+static size_t
+engine_name_hash(const char *s, size_t cap)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h & (cap - 1);
+}
+
+static struct eng_groupmask *
+engine_groupmask_slot(struct engine *e, const char *name)
+{
+	size_t i = engine_name_hash(name, e->gm_cap);
+
+	while (e->gm[i].name != NULL && strcmp(e->gm[i].name, name) != 0)
+		i = (i + 1) & (e->gm_cap - 1);
+	return &e->gm[i];
+}
+
+static void
+engine_groupmask_add(struct engine *e, const char *name, uint64_t nodes)
+{
+	struct eng_groupmask *m;
+
+	if (name[0] == '\0' || e->gm_cap == 0)
+		return;
+	m = engine_groupmask_slot(e, name);
+	m->name = name;
+	m->nodes |= nodes;
+}
+
+static void
+engine_groupmask_init(struct engine *e, const struct snapshot *snap)
+{
+	size_t cap = 16;
+
+	while (cap < (size_t)snap->nr_vms * 2 + 2)
+		cap *= 2;
+	if (cap != e->gm_cap) {
+		free(e->gm);
+		e->gm = xcalloc(cap, sizeof(*e->gm));
+		e->gm_cap = cap;
+	} else {
+		memset(e->gm, 0, cap * sizeof(*e->gm));
+	}
+}
+
 /* Does a VM of the same cross-VM group have its home on node n? */
 static bool
 engine_mate_on(struct engine *e, const struct snapshot *snap, const struct snap_vm *vm, int n)
 {
-	if (vm->policy.group[0] == '\0')
+	if (vm->policy.group[0] == '\0' || e->gm_cap == 0)
 		return false;
-	for (int i = 0; i < snap->nr_vms; i++) {
-		const struct snap_vm *o = &snap->vms[i];
-		struct eng_vm *oe;
-
-		if (o->id == vm->id || strcmp(o->policy.group, vm->policy.group) != 0)
-			continue;
-		oe = engine_vm_lookup(e, o->id);
-		if (oe && oe->placed && oe->nr_groups > 0 && nodemask_test(oe->groups[0].home, n))
-			return true;
-	}
-	return false;
+	return nodemask_test(engine_groupmask_slot(e, vm->policy.group)->nodes, n);
 }
 
 /* Best single node for group g, or ENGINE_NO_NODE when no node holds its memory. */
@@ -497,4 +547,6 @@ engine_home_place(struct engine *e, const struct snapshot *snap, struct eng_vm *
 	}
 	ev->placed = true;
 	ev->rehomed_s = snap->now_s;
+	if (ev->nr_groups > 0)
+		engine_groupmask_add(e, vm->policy.group, ev->groups[0].home);
 }

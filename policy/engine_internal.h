@@ -92,6 +92,11 @@ struct eng_group {
 	int place_node;
 };
 
+struct eng_groupmask {
+	const char *name; /* cross-VM group name (points into the round's snapshot) */
+	uint64_t nodes;   /* homes of its placed VMs */
+};
+
 struct eng_vm {
 	int id;
 	int snap_idx; /* index in the current snapshot */
@@ -142,6 +147,8 @@ struct engine {
 	int64_t *node_mem_proj; /* MiB free once planned homes hold their VMs (for home choice) */
 	double budget_mib;      /* migration budget left this round */
 	double host_spare_cpus; /* host CPUs minus the expected demand of every VM */
+	struct eng_groupmask *gm; /* per round: cross-VM group name -> home nodes (hash) */
+	size_t gm_cap;
 };
 
 /* engine.c */

@@ -8,6 +8,15 @@
  *    oracle_note documents why a moving policy can beat the best static binding;
  *  - where memory starts on the wrong node (VMs with first_touch_node), `none` is clearly
  *    below the oracle (vs_oracle <= SUITE_NONE_MAX_VS_ORACLE).
+ * And for vnumad's engine (suite_check_vnumad):
+ *  - it converges: within SUITE_CONVERGE_S of its start where every VM fits one node and no
+ *    workload moves its working set (phased, adverse);
+ *  - no ping-pong: on such static workloads no vCPU changes node more than
+ *    SUITE_MAX_VCPU_CHANGES times;
+ *  - guards hold: max_node_fill <= SUITE_MAX_FILL wherever the oracle's is <= SUITE_ORACLE_FILL
+ *    (when the balancer runs from t=0); migration never exceeds the rate limit;
+ *  - policies hold: no action on advisory/manual/off VMs, never outside a VM's allowed nodes;
+ *  - it never does worse than no balancing at all (`none`), adverse workloads included.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -24,10 +33,16 @@
 #include "host/sim/peers.h"
 #include "host/sim/scenario.h"
 #include "host/sim/sim.h"
+#include "policy/engine_internal.h"
 
 /* "Clearly below": at least 5 % less work than the best static placement. */
 #define SUITE_NONE_MAX_VS_ORACLE 0.95
 #define SUITE_MAX_FILES          64
+/* Engine properties (issue targets: converge in 60 s; fill <= 0.95 where the oracle's <= 0.90). */
+#define SUITE_CONVERGE_S       60.0
+#define SUITE_MAX_VCPU_CHANGES 3
+#define SUITE_MAX_FILL         0.95
+#define SUITE_ORACLE_FILL      0.90
 
 static char suite_files[SUITE_MAX_FILES][1024];
 static int suite_nr_files;
@@ -71,13 +86,61 @@ suite_memory_starts_wrong(const struct scenario *scn)
 	return false;
 }
 
+/* Every VM fits one node and keeps its working set where it is. */
+static bool
+suite_static_and_fitting(const struct scenario *scn)
+{
+	for (int i = 0; i < scn->nr_vms; i++) {
+		const struct scn_vm *vm = &scn->vms[i];
+
+		if (vm->workload == SCN_WORKLOAD_PHASED || vm->workload == SCN_WORKLOAD_ADVERSE ||
+		    vm->vcpus > scn->host.cpus_per_node ||
+		    vm->memory_gib > scn->host.memory_per_node_gib * 0.9)
+			return false;
+	}
+	return true;
+}
+
+static bool
+suite_has_adverse(const struct scenario *scn)
+{
+	for (int i = 0; i < scn->nr_vms; i++)
+		if (scn->vms[i].workload == SCN_WORKLOAD_ADVERSE)
+			return true;
+	return false;
+}
+
+static void
+suite_check_vnumad(const struct scenario *scn, const struct sim_result *vn,
+                   const struct sim_result *none, const struct sim_result *oracle)
+{
+	if (suite_static_and_fitting(scn)) {
+		if (vn->converge_s > scn->balancer_start_s + SUITE_CONVERGE_S)
+			fail_msg("%s: vnumad converged only at %.0f s", scn->name, vn->converge_s);
+		if (vn->max_vcpu_node_changes > SUITE_MAX_VCPU_CHANGES)
+			fail_msg("%s: a vCPU changed node %llu times (ping-pong)", scn->name,
+			         (unsigned long long)vn->max_vcpu_node_changes);
+	}
+	if (scn->balancer_start_s == 0 && oracle->max_node_fill <= SUITE_ORACLE_FILL &&
+	    vn->max_node_fill > SUITE_MAX_FILL)
+		fail_msg("%s: vnumad filled a node to %.3f", scn->name, vn->max_node_fill);
+	if (vn->max_migrate_mib_s > ENGINE_RATE_MIB_S + SIM_REGION_MIB)
+		fail_msg("%s: vnumad migrated %.0f MiB/s, above its rate limit", scn->name,
+		         vn->max_migrate_mib_s);
+	assert_int_equal(vn->policy_mode_actions, 0);
+	assert_int_equal(vn->policy_node_violations, 0);
+	if (vn->throughput < none->throughput)
+		fail_msg("%s: vnumad (%.1f) below no balancing (%.1f)%s", scn->name, vn->throughput,
+		         none->throughput, suite_has_adverse(scn) ? " on an adverse workload" : "");
+}
+
 static void
 suite_check_scenario(const char *path)
 {
 	struct sim_result res[8];
 	struct scenario *scn = NULL;
 	char err[512];
-	int nr = 0, oracle = -1, none = -1;
+	int nr = 0, oracle = -1, none = -1, vn = -1;
 
 	if (scenario_load_file(path, &scn, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
@@ -88,6 +151,8 @@ suite_check_scenario(const char *path)
 			oracle = i;
 		if (strcmp(sim_balancers[i]->name, "none") == 0)
 			none = i;
+		if (strcmp(sim_balancers[i]->name, "vnumad") == 0)
+			vn = i;
 		print_message("%-28s %-9s locality %.3f throughput %12.1f moves %6llu mig %7.1f "
 		              "GiB fill %.2f oom %llu\n",
 		              scn->name, res[i].policy, res[i].locality, res[i].throughput,
@@ -98,7 +163,8 @@ suite_check_scenario(const char *path)
 		assert_int_equal(res[i].node_overfill, 0);
 		assert_true(res[i].max_node_fill <= 1.0);
 	}
-	assert_true(oracle >= 0 && none >= 0);
+	assert_true(oracle >= 0 && none >= 0 && vn >= 0);
+	suite_check_vnumad(scn, &res[vn], &res[none], &res[oracle]);
 	for (int i = 0; i < nr && scn->oracle_note == NULL; i++)
 		if (res[i].throughput > res[oracle].throughput)
 			fail_msg("%s: %s throughput %.1f beats the oracle's %.1f", scn->name,
