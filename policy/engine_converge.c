@@ -245,6 +245,10 @@ engine_rehome_majority(struct engine *e, const struct snapshot *snap)
 			struct eng_group *g = &ev->groups[k];
 			int p = g->place_node;
 
+			if (g->spanning && ev->nr_groups == 1 &&
+			    snap->now_s - ev->rehomed_s >= ENGINE_VM_DWELL_S &&
+			    engine_try_compact(e, snap, ev, g, vm))
+				continue;
 			if (g->spanning || g->place_strength <= 512 || p < 0 ||
 			    nodemask_test(g->home, p) || !nodemask_test(vm->policy.nodes, p))
 				continue;

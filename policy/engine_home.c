@@ -550,3 +550,34 @@ engine_home_place(struct engine *e, const struct snapshot *snap, struct eng_vm *
 	if (ev->nr_groups > 0)
 		engine_groupmask_add(e, vm->policy.group, ev->groups[0].home);
 }
+
+/*
+ * A spanning group that now fits one node without overloading it (VMs left, loads changed)
+ * becomes compact there; compression then gathers its vCPUs and memory follows.  Returns true
+ * if it did.
+ */
+bool
+engine_try_compact(struct engine *e, const struct snapshot *snap, struct eng_vm *ev,
+                   struct eng_group *g, const struct snap_vm *vm)
+{
+	double util = engine_group_util(ev, g);
+	int n;
+
+	for (int i = 0; i < g->nr_vcpus; i++)
+		engine_load_move(e, ev, g->vcpus[i], ev->vcpu_node[g->vcpus[i]], ENGINE_NO_NODE);
+	n = engine_pick_node(e, snap, ev, g, vm, 0);
+	if (n == ENGINE_NO_NODE || e->node_load[n] + util > snap->nodes[n].nr_cpus) {
+		for (int i = 0; i < g->nr_vcpus; i++)
+			engine_load_move(e, ev, g->vcpus[i], ENGINE_NO_NODE,
+			                 ev->vcpu_node[g->vcpus[i]]);
+		return false;
+	}
+	g->spanning = false;
+	g->primary = ENGINE_NO_NODE;
+	g->home = nodemask_of(n);
+	for (int i = 0; i < g->nr_vcpus; i++)
+		engine_target_commit(e, ev, g->vcpus[i], n);
+	e->node_mem_proj[n] -= engine_group_mem_need(ev, g, vm, n);
+	ev->rehomed_s = snap->now_s;
+	return true;
+}

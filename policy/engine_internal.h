@@ -177,6 +177,9 @@ void engine_emit_pin(struct eng_vm *ev, const struct snap_vm *vm, int v, uint64_
                      double now_s, struct plan *plan, const char *rule, double gain,
                      const char *text);
 
+bool engine_try_compact(struct engine *e, const struct snapshot *snap, struct eng_vm *ev,
+                        struct eng_group *g, const struct snap_vm *vm);
+
 /* engine_converge.c */
 void engine_spread(struct engine *e, const struct snapshot *snap, struct plan *plan);
 void engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan);
