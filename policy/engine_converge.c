@@ -18,6 +18,9 @@
 
 #include "policy/engine_internal.h"
 
+/* Flip partner ranking: any partner that gains ranks before any that is merely smaller. */
+#define ENGINE_FLIP_GAIN_FIRST (1 << 20)
+
 struct eng_slot {
 	struct eng_vm *ev;
 	const struct snap_vm *vm;
@@ -120,11 +123,12 @@ engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const stru
 			continue;
 		size = engine_group_size(s->ev, s->v);
 		if (engine_vcpu_want(s->ev, s->vm, s->v) == from)
-			key = 0; /* both gain */
-		else if (s->ev == self || size >= gsize || self_overflow)
-			continue; /* an overflow span never displaces another group */
+			key = size; /* both gain: always preferred, smallest group first */
+		else if (s->ev == self || size >= gsize || self_overflow ||
+		         now_s - s->ev->vcpu_moved_s[s->v] < ENGINE_VM_DWELL_S)
+			continue; /* overflow spans never displace; a displaced vCPU rests */
 		else
-			key = size;
+			key = size + ENGINE_FLIP_GAIN_FIRST;
 		if (best == NULL || key < best_key) {
 			best = s;
 			best_key = key;
@@ -228,6 +232,18 @@ engine_order_build(struct engine *e, const struct snapshot *snap, int *nr)
 	return o;
 }
 
+/* The node holding a strict majority of the group's vCPUs now (this round's moves included). */
+static int
+engine_group_majority(const struct eng_vm *ev, const struct eng_group *g)
+{
+	int count[UTIL_MAX_NODES] = {0};
+
+	for (int i = 0; i < g->nr_vcpus; i++)
+		if (++count[ev->vcpu_node[g->vcpus[i]]] * 2 > g->nr_vcpus)
+			return ev->vcpu_node[g->vcpus[i]];
+	return ENGINE_NO_NODE;
+}
+
 /*
  * A compact group whose vCPUs mostly sit on another node than its home (flips displaced
  * them there) takes that node as its new home, so it is not pulled back; memory follows.
@@ -241,16 +257,18 @@ engine_rehome_majority(struct engine *e, const struct snapshot *snap)
 
 		if (ev == NULL || !ev->placed || !engine_vm_acts(vm))
 			continue;
+		if (ev->rehomed_s == snap->now_s)
+			continue; /* homed this round (arrival, spread): its pins are on the way */
 		for (int k = 0; k < ev->nr_groups; k++) {
 			struct eng_group *g = &ev->groups[k];
-			int p = g->place_node;
+			int p = engine_group_majority(ev, g);
 
 			if (g->spanning && ev->nr_groups == 1 &&
 			    snap->now_s - ev->rehomed_s >= ENGINE_VM_DWELL_S &&
 			    engine_try_compact(e, snap, ev, g, vm))
 				continue;
-			if (g->spanning || g->place_strength <= 512 || p < 0 ||
-			    nodemask_test(g->home, p) || !nodemask_test(vm->policy.nodes, p))
+			if (g->spanning || p < 0 || nodemask_test(g->home, p) ||
+			    !nodemask_test(vm->policy.nodes, p))
 				continue;
 			for (int j = 0; j < g->nr_vcpus; j++)
 				engine_target_commit(e, ev, g->vcpus[j], p);

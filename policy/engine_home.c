@@ -62,8 +62,8 @@ engine_nodes_account_vm(struct engine *e, const struct snapshot *snap, struct en
 
 		if (ev->nr_groups == 1 && ev->groups[0].spanning)
 			continue; /* a spanning VM's memory stays where it is inside its set */
-		if (d > 0)
-			e->node_mem_free[n] -= d;
+		/* Only the projection books what is still to come: the migration guard works on
+		 * real free memory, and the moves it plans are booked as they are planned. */
 		e->node_mem_proj[n] -= d; /* memory leaving a node frees it for planning */
 	}
 }
@@ -518,7 +518,7 @@ engine_group_place(struct engine *e, const struct snapshot *snap, struct eng_vm 
 	if (n == ENGINE_NO_NODE) {
 		set = engine_pick_span(e, snap, g, vm, util, false);
 		if (set == 0) /* nothing holds it: all allowed nodes */
-			set = vm->policy.nodes & (nodemask_of(snap->nr_nodes) - 1);
+			set = vm->policy.nodes & nodemask_all_of(snap->nr_nodes);
 	} else if (g->nr_vcpus > 1 && e->host_spare_cpus >= 0 &&
 	           e->node_load[n] + util > snap->nodes[n].nr_cpus) {
 		set = engine_pick_overflow(e, snap, g, vm, n, util);

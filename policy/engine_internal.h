@@ -72,6 +72,8 @@
 #define ENGINE_SCAN_CEIL_MIB_S  4096.0
 #define ENGINE_SCAN_PASS_MIN_S  8.0
 #define ENGINE_SCAN_PASS_MAX_S  512.0
+/* A spanning VM's pass never slows beyond this: its vCPUs keep following its memory. */
+#define ENGINE_SCAN_PASS_SPAN_MAX_S 32.0
 /* A VM counts as converged for sampling at this fault locality, per mille. */
 #define ENGINE_CONVERGED_LOCAL_PERMILLE 900
 
@@ -146,6 +148,7 @@ struct engine {
 	int64_t *node_mem_free; /* MiB free now, above the headroom, less moves reserved into it */
 	int64_t *node_mem_proj; /* MiB free once planned homes hold their VMs (for home choice) */
 	double budget_mib;      /* migration budget left this round */
+	double vm_left_mib;     /* the current VM's own allowance left this round */
 	double host_spare_cpus; /* host CPUs minus the expected demand of every VM */
 	struct eng_groupmask *gm; /* per round: cross-VM group name -> home nodes (hash) */
 	size_t gm_cap;

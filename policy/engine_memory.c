@@ -56,8 +56,8 @@ engine_vm_allowance(const struct engine *e, const struct snap_vm *vm, double pac
 
 	if (pace * ENGINE_RATE_MIB_S * ENGINE_SAMPLE_PERIOD_S < a)
 		a = pace * ENGINE_RATE_MIB_S * ENGINE_SAMPLE_PERIOD_S;
-	if (vm->policy.rate_kib_s && vm->policy.rate_kib_s / 1024.0 * ENGINE_SAMPLE_PERIOD_S < a)
-		a = vm->policy.rate_kib_s / 1024.0 * ENGINE_SAMPLE_PERIOD_S;
+	if (e->vm_left_mib < a) /* the VM's policy rate, shared by all its groups */
+		a = e->vm_left_mib;
 	return a;
 }
 
@@ -81,6 +81,7 @@ engine_emit_move(struct engine *e, const struct snap_vm *vm, const struct eng_gr
 	                (unsigned long long)mib, from, (unsigned long long)vm->resident_mib[from],
 	                to, g->place_strength);
 	e->budget_mib -= (double)mib;
+	e->vm_left_mib -= (double)mib;
 	e->node_mem_free[to] -= (int64_t)mib;
 	return mib;
 }
@@ -167,6 +168,9 @@ engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *p
 		if (snap->now_s < ev->backoff_until_s || vm->mig_pending_mib > 0 ||
 		    e->budget_mib < 2)
 			continue;
+		e->vm_left_mib = vm->policy.rate_kib_s
+		                     ? vm->policy.rate_kib_s / 1024.0 * ENGINE_SAMPLE_PERIOD_S
+		                     : e->budget_mib;
 		engine_plan_compact(e, snap, ev, vm, plan);
 		engine_plan_span(e, snap, ev, vm, plan);
 	}

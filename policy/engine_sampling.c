@@ -47,9 +47,22 @@ engine_vm_parked(const struct eng_vm *ev, const struct snap_vm *vm, int nr_nodes
 }
 
 static bool
+engine_vm_spanning(const struct eng_vm *ev)
+{
+	for (int i = 0; i < ev->nr_groups; i++)
+		if (ev->groups[i].spanning)
+			return true;
+	return false;
+}
+
+/*
+ * Converged: most faults local and, for a compact VM, concentrated on one node (a spanning
+ * VM is spread by design: locality alone says it is where it should be).
+ */
+static bool
 engine_vm_converged(const struct eng_vm *ev)
 {
-	return ev->strength >= ENGINE_STRONG &&
+	return (engine_vm_spanning(ev) || ev->strength >= ENGINE_STRONG) &&
 	       ev->local_permille >= ENGINE_CONVERGED_LOCAL_PERMILLE;
 }
 
@@ -78,6 +91,9 @@ engine_scan_want(struct eng_vm *ev, const struct snap_vm *vm, int nr_nodes)
 		ev->scan_pass_s = ENGINE_SCAN_PASS_MIN_S;
 	if (ev->scan_pass_s > ENGINE_SCAN_PASS_MAX_S)
 		ev->scan_pass_s = ENGINE_SCAN_PASS_MAX_S;
+	/* A spanning VM keeps watching: its vCPUs follow its memory, which may move (phases). */
+	if (engine_vm_spanning(ev) && ev->scan_pass_s > ENGINE_SCAN_PASS_SPAN_MAX_S)
+		ev->scan_pass_s = ENGINE_SCAN_PASS_SPAN_MAX_S;
 	if (vm->policy.mode == VM_POLICY_MODE_MANUAL)
 		return ENGINE_SCAN_FLOOR_MIB_S;
 	if (engine_vm_parked(ev, vm, nr_nodes))

@@ -53,6 +53,13 @@ nodemask_of(int node_idx)
 	return (uint64_t)1 << node_idx;
 }
 
+/* All of nr_nodes nodes (0..nr_nodes-1), safe for 64. */
+static inline uint64_t
+nodemask_all_of(int nr_nodes)
+{
+	return nr_nodes >= UTIL_MAX_NODES ? NODEMASK_ALL : nodemask_of(nr_nodes) - 1;
+}
+
 int nodemask_weight(uint64_t mask);
 /* Lowest / highest set node index, or -1 for an empty mask. */
 int nodemask_first(uint64_t mask);

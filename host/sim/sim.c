@@ -23,7 +23,7 @@
 static uint64_t
 sim_all_nodes(const struct sim *sim)
 {
-	return sim->nr_nodes >= 64 ? NODEMASK_ALL : (nodemask_of(sim->nr_nodes) - 1);
+	return nodemask_all_of(sim->nr_nodes);
 }
 
 struct sim *
