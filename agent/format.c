@@ -21,25 +21,7 @@
 #define FORMAT_DOUBLE_MAX 64 /* longest printed double: "%.*f" of anything we print */
 
 void
-format_buf_printf(struct format_buf *buf, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		abort(); /* only a bad format can get here */
-	util_array_reserve((void **)&buf->data, &buf->cap, buf->len + (size_t)n + 1, 1);
-	va_start(ap, fmt);
-	vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	buf->len += (size_t)n;
-}
-
-void
-format_buf_pad(struct format_buf *buf, char c, int n)
+format_buf_pad(struct util_buf *buf, char c, int n)
 {
 	if (n <= 0)
 		return;
@@ -145,7 +127,7 @@ format_column_numeric(const struct format_column *col)
 }
 
 static void
-format_table_line(struct format_buf *buf, const struct format_column *cols, int nr_cols,
+format_table_line(struct util_buf *buf, const struct format_column *cols, int nr_cols,
                   const int *width, struct json_object *row)
 {
 	bool first = true;
@@ -160,15 +142,15 @@ format_table_line(struct format_buf *buf, const struct format_column *cols, int 
 		first = false;
 		if (format_column_numeric(&cols[c]))
 			format_buf_pad(buf, ' ', pad);
-		format_buf_printf(buf, "%s", text);
+		util_buf_printf(buf, "%s", text);
 		if (!format_column_numeric(&cols[c]))
 			format_buf_pad(buf, ' ', pad);
 	}
-	format_buf_printf(buf, "\n");
+	util_buf_printf(buf, "\n");
 }
 
 void
-format_table_render(struct format_buf *buf, const struct format_column *cols, int nr_cols,
+format_table_render(struct util_buf *buf, const struct format_column *cols, int nr_cols,
                     struct json_object *rows)
 {
 	size_t nr_rows = json_object_array_length(rows);
@@ -191,11 +173,11 @@ format_table_render(struct format_buf *buf, const struct format_column *cols, in
 }
 
 void
-format_json_render(struct format_buf *buf, struct json_object *obj)
+format_json_render(struct util_buf *buf, struct json_object *obj)
 {
-	format_buf_printf(buf, "%s\n",
-	                  json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-	                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
+	util_buf_printf(buf, "%s\n",
+	                json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
+	                                                        JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 /* ---- vnumactl simulate ------------------------------------------------------------------ */
@@ -260,19 +242,18 @@ char *
 format_sim_report_text(const struct format_sim_report *rep, bool json)
 {
 	struct json_object *doc = format_sim_report_json(rep);
-	struct format_buf buf = {0};
+	struct util_buf buf = {0};
 	char mem[FORMAT_DOUBLE_MAX];
 
 	if (json) {
 		format_json_render(&buf, doc);
 	} else {
-		format_buf_printf(&buf, "scenario %s: %d nodes x %d CPUs, ", rep->scenario,
-		                  rep->nodes, rep->cpus_per_node);
+		util_buf_printf(&buf, "scenario %s: %d nodes x %d CPUs, ", rep->scenario,
+		                rep->nodes, rep->cpus_per_node);
 		format_double_print(mem, sizeof(mem), rep->memory_per_node_gib, 2, true);
-		format_buf_printf(&buf, "%s GiB each; %d VMs; ", mem, rep->nr_vms);
-		format_buf_printf(
-		    &buf, "%s s\n\n",
-		    json_object_get_string(json_object_object_get(doc, "duration_s")));
+		util_buf_printf(&buf, "%s GiB each; %d VMs; ", mem, rep->nr_vms);
+		util_buf_printf(&buf, "%s s\n\n",
+		                json_object_get_string(json_object_object_get(doc, "duration_s")));
 		format_table_render(&buf, format_sim_columns, FORMAT_NR_SIM_COLUMNS,
 		                    json_object_object_get(doc, "results"));
 	}

@@ -20,16 +20,9 @@
 struct json_object;
 
 /* Growable NUL-terminated text; starts zeroed; the owner frees data with free(). */
-struct format_buf {
-	char *data;
-	size_t len;
-	size_t cap;
-};
 
-__attribute__((format(printf, 2, 3))) void format_buf_printf(struct format_buf *buf,
-                                                             const char *fmt, ...);
 /* Append n copies of c. */
-void format_buf_pad(struct format_buf *buf, char c, int n);
+void format_buf_pad(struct util_buf *buf, char c, int n);
 
 enum format_kind {
 	FORMAT_CHARS,  /* char array inside the record */
@@ -62,11 +55,11 @@ struct json_object *format_record_json(const struct format_column *cols, int nr_
  * in_table columns: a header line, then one line per row; text columns left-aligned,
  * numbers right-aligned, two spaces apart.
  */
-void format_table_render(struct format_buf *buf, const struct format_column *cols, int nr_cols,
+void format_table_render(struct util_buf *buf, const struct format_column *cols, int nr_cols,
                          struct json_object *rows);
 
 /* Append obj as pretty-printed JSON and a newline. */
-void format_json_render(struct format_buf *buf, struct json_object *obj);
+void format_json_render(struct util_buf *buf, struct json_object *obj);
 
 /* ---- vnumactl simulate (BRIEF 4.3) ---------------------------------------------------- */
 

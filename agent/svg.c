@@ -59,27 +59,27 @@ svg_style_of(const char *policy, int idx, const char **colour, const char **dash
 }
 
 static void
-svg_text_escaped(struct format_buf *buf, const char *s)
+svg_text_escaped(struct util_buf *buf, const char *s)
 {
 	for (; *s != '\0'; s++) {
 		switch (*s) {
 		case '&':
-			format_buf_printf(buf, "&amp;");
+			util_buf_printf(buf, "&amp;");
 			break;
 		case '<':
-			format_buf_printf(buf, "&lt;");
+			util_buf_printf(buf, "&lt;");
 			break;
 		case '>':
-			format_buf_printf(buf, "&gt;");
+			util_buf_printf(buf, "&gt;");
 			break;
 		case '"':
-			format_buf_printf(buf, "&quot;");
+			util_buf_printf(buf, "&quot;");
 			break;
 		case '\'':
-			format_buf_printf(buf, "&apos;");
+			util_buf_printf(buf, "&apos;");
 			break;
 		default:
-			format_buf_printf(buf, "%c", *s);
+			util_buf_printf(buf, "%c", *s);
 		}
 	}
 }
@@ -115,43 +115,42 @@ svg_tick_step(double range)
 }
 
 static void
-svg_axes(struct format_buf *buf, const struct svg_frame *fr)
+svg_axes(struct util_buf *buf, const struct svg_frame *fr)
 {
 	double step = svg_tick_step(fr->t_max_s);
 
-	format_buf_printf(buf, "<g stroke=\"#dddddd\" stroke-width=\"1\">\n");
+	util_buf_printf(buf, "<g stroke=\"#dddddd\" stroke-width=\"1\">\n");
 	for (int k = 0; k <= SVG_Y_TICKS; k++) {
 		double y = svg_y(fr, (double)k / SVG_Y_TICKS);
 
-		format_buf_printf(buf, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-		                  fr->x0, y, fr->x1, y);
+		util_buf_printf(buf, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+		                fr->x0, y, fr->x1, y);
 	}
-	format_buf_printf(buf, "</g>\n<g font-size=\"12\" fill=\"#333333\">\n");
+	util_buf_printf(buf, "</g>\n<g font-size=\"12\" fill=\"#333333\">\n");
 	for (int k = 0; k <= SVG_Y_TICKS; k++)
-		format_buf_printf(
+		util_buf_printf(
 		    buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n",
 		    fr->x0 - 6, svg_y(fr, (double)k / SVG_Y_TICKS) + 4, (double)k / SVG_Y_TICKS);
 	for (int k = 0; k * step <= fr->t_max_s * (1 + 1e-9); k++) {
 		double x = svg_x(fr, k * step);
 
-		format_buf_printf(buf,
-		                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-		                  "stroke=\"#333333\"/>\n",
-		                  x, fr->y1, x, fr->y1 + 5);
-		format_buf_printf(buf,
-		                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
-		                  x, fr->y1 + 19, k * step);
+		util_buf_printf(buf,
+		                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+		                "stroke=\"#333333\"/>\n",
+		                x, fr->y1, x, fr->y1 + 5);
+		util_buf_printf(buf,
+		                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x,
+		                fr->y1 + 19, k * step);
 	}
-	format_buf_printf(buf,
-	                  "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">time (s)</text>\n"
-	                  "<text transform=\"translate(16 %.1f) rotate(-90)\" "
-	                  "text-anchor=\"middle\">locality</text>\n</g>\n",
-	                  (fr->x0 + fr->x1) / 2, SVG_HEIGHT - 12, (fr->y0 + fr->y1) / 2);
-	format_buf_printf(
-	    buf,
-	    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-	    "stroke=\"#333333\"/>\n",
-	    fr->x0, fr->y0, fr->x1 - fr->x0, fr->y1 - fr->y0);
+	util_buf_printf(buf,
+	                "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">time (s)</text>\n"
+	                "<text transform=\"translate(16 %.1f) rotate(-90)\" "
+	                "text-anchor=\"middle\">locality</text>\n</g>\n",
+	                (fr->x0 + fr->x1) / 2, SVG_HEIGHT - 12, (fr->y0 + fr->y1) / 2);
+	util_buf_printf(buf,
+	                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+	                "stroke=\"#333333\"/>\n",
+	                fr->x0, fr->y0, fr->x1 - fr->x0, fr->y1 - fr->y0);
 }
 
 /*
@@ -159,7 +158,7 @@ svg_axes(struct format_buf *buf, const struct svg_frame *fr)
  * starts with "h0" so that a lone point still shows as a dot (round line caps).
  */
 static void
-svg_series_data(struct format_buf *buf, const struct svg_frame *fr, const struct sim_result *res)
+svg_series_data(struct util_buf *buf, const struct svg_frame *fr, const struct sim_result *res)
 {
 	int nr = res->locality_series != NULL ? res->nr_samples : 0;
 	int bucket = nr > SVG_MAX_POINTS ? (nr + SVG_MAX_POINTS - 1) / SVG_MAX_POINTS : 1;
@@ -179,50 +178,49 @@ svg_series_data(struct format_buf *buf, const struct svg_frame *fr, const struct
 			pen_down = false;
 			continue;
 		}
-		format_buf_printf(buf, "%s%.1f %.1f%s",
-		                  pen_down ? " L"
-		                  : first  ? "M"
-		                           : " M",
-		                  svg_x(fr, end * SIM_SAMPLE_PERIOD_S), svg_y(fr, sum / n),
-		                  pen_down ? "" : " h0");
+		util_buf_printf(buf, "%s%.1f %.1f%s",
+		                pen_down ? " L"
+		                : first  ? "M"
+		                         : " M",
+		                svg_x(fr, end * SIM_SAMPLE_PERIOD_S), svg_y(fr, sum / n),
+		                pen_down ? "" : " h0");
 		pen_down = true;
 		first = false;
 	}
 }
 
 static void
-svg_series(struct format_buf *buf, const struct svg_frame *fr, const struct sim_result *res,
-           int idx)
+svg_series(struct util_buf *buf, const struct svg_frame *fr, const struct sim_result *res, int idx)
 {
 	const char *colour, *dash;
 	double y = fr->y0 + 10 + idx * SVG_LEGEND_ROW;
 
 	svg_style_of(res->policy, idx, &colour, &dash);
-	format_buf_printf(buf, "<path data-policy=\"");
+	util_buf_printf(buf, "<path data-policy=\"");
 	svg_text_escaped(buf, res->policy);
-	format_buf_printf(buf, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" ", colour);
+	util_buf_printf(buf, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" ", colour);
 	if (dash != NULL)
-		format_buf_printf(buf, "stroke-dasharray=\"%s\" ", dash);
-	format_buf_printf(buf, "stroke-linecap=\"round\" stroke-linejoin=\"round\" d=\"");
+		util_buf_printf(buf, "stroke-dasharray=\"%s\" ", dash);
+	util_buf_printf(buf, "stroke-linecap=\"round\" stroke-linejoin=\"round\" d=\"");
 	svg_series_data(buf, fr, res);
-	format_buf_printf(buf, "\"/>\n");
+	util_buf_printf(buf, "\"/>\n");
 	/* Legend entry. */
-	format_buf_printf(buf,
-	                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-	                  "stroke-width=\"2\"%s%s%s/>\n",
-	                  fr->x1 + 16, y, fr->x1 + 40, y, colour,
-	                  dash != NULL ? " stroke-dasharray=\"" : "", dash != NULL ? dash : "",
-	                  dash != NULL ? "\"" : "");
-	format_buf_printf(buf, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", fr->x1 + 46, y + 4);
+	util_buf_printf(buf,
+	                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+	                "stroke-width=\"2\"%s%s%s/>\n",
+	                fr->x1 + 16, y, fr->x1 + 40, y, colour,
+	                dash != NULL ? " stroke-dasharray=\"" : "", dash != NULL ? dash : "",
+	                dash != NULL ? "\"" : "");
+	util_buf_printf(buf, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", fr->x1 + 46, y + 4);
 	svg_text_escaped(buf, res->policy);
-	format_buf_printf(buf, "</text>\n");
+	util_buf_printf(buf, "</text>\n");
 }
 
 char *
 svg_locality_chart(const char *title, double duration_s, const struct sim_result *results,
                    int nr_results)
 {
-	struct format_buf buf = {0};
+	struct util_buf buf = {0};
 	struct svg_frame fr = {
 	    .x0 = SVG_MARGIN_LEFT,
 	    .x1 = SVG_WIDTH - SVG_MARGIN_RIGHT,
@@ -235,19 +233,18 @@ svg_locality_chart(const char *title, double duration_s, const struct sim_result
 		fr.t_max_s = fmax(fr.t_max_s, results[i].nr_samples * SIM_SAMPLE_PERIOD_S);
 	if (!(fr.t_max_s > 0.0))
 		fr.t_max_s = 1.0; /* nothing to show; keep the axes sane */
-	format_buf_printf(&buf,
-	                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-	                  "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
-	                  SVG_WIDTH, SVG_HEIGHT, SVG_WIDTH, SVG_HEIGHT);
-	format_buf_printf(&buf, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
-	format_buf_printf(&buf,
-	                  "<text x=\"%.1f\" y=\"26\" font-size=\"16\" text-anchor=\"middle\">",
-	                  (fr.x0 + fr.x1) / 2);
+	util_buf_printf(&buf,
+	                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+	                "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
+	                SVG_WIDTH, SVG_HEIGHT, SVG_WIDTH, SVG_HEIGHT);
+	util_buf_printf(&buf, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
+	util_buf_printf(&buf, "<text x=\"%.1f\" y=\"26\" font-size=\"16\" text-anchor=\"middle\">",
+	                (fr.x0 + fr.x1) / 2);
 	svg_text_escaped(&buf, title);
-	format_buf_printf(&buf, "</text>\n");
+	util_buf_printf(&buf, "</text>\n");
 	svg_axes(&buf, &fr);
 	for (int i = 0; i < nr_results; i++)
 		svg_series(&buf, &fr, &results[i], i);
-	format_buf_printf(&buf, "</svg>\n");
+	util_buf_printf(&buf, "</svg>\n");
 	return buf.data;
 }

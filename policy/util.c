@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,24 @@ util_array_reserve(void **arr, size_t *cap, size_t need, size_t elem_size)
 		ncap *= 2;
 	*arr = xreallocarray(*arr, ncap, elem_size);
 	*cap = ncap;
+}
+
+void
+util_buf_printf(struct util_buf *buf, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		abort(); /* only an invalid format can get here: a bug */
+	util_array_reserve((void **)&buf->data, &buf->cap, buf->len + (size_t)n + 1, 1);
+	va_start(ap, fmt);
+	vsnprintf(buf->data + buf->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	buf->len += (size_t)n;
 }
 
 void

@@ -19,6 +19,16 @@ char *xstrdup(const char *s);
 /* Grow *arr (of *cap elements of elem_size) so that it holds at least need elements. */
 void util_array_reserve(void **arr, size_t *cap, size_t need, size_t elem_size);
 
+/* A growable, always NUL-terminated text buffer; the owner frees data. */
+struct util_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+
+void util_buf_printf(struct util_buf *buf, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* PCG32 (O'Neill), small, fast and good enough for simulation noise. */
 struct util_rng {
 	uint64_t state;

@@ -579,99 +579,75 @@ vm_policy_init_default(struct vm_policy *pol)
 
 /* ---- formatting ---------------------------------------------------------------------------- */
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-strbuf_printf(struct strbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		abort(); /* only on an invalid format: a bug */
-	util_array_reserve((void **)&sb->s, &sb->cap, sb->len + (size_t)n + 1, 1);
-	va_start(ap, fmt);
-	vsnprintf(sb->s + sb->len, sb->cap - sb->len, fmt, ap);
-	va_end(ap);
-	sb->len += (size_t)n;
-}
-
 /* Append s as the inside of a double-quoted attribute value. */
 static void
-strbuf_put_attr_escaped(struct strbuf *sb, const char *s, size_t n)
+vm_policy_put_escaped(struct util_buf *sb, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		switch (s[i]) {
 		case '&':
-			strbuf_printf(sb, "&amp;");
+			util_buf_printf(sb, "&amp;");
 			break;
 		case '<':
-			strbuf_printf(sb, "&lt;");
+			util_buf_printf(sb, "&lt;");
 			break;
 		case '>':
-			strbuf_printf(sb, "&gt;");
+			util_buf_printf(sb, "&gt;");
 			break;
 		case '"':
-			strbuf_printf(sb, "&quot;");
+			util_buf_printf(sb, "&quot;");
 			break;
 		case '\t':
 		case '\n':
 		case '\r':
 			/* Literal whitespace would be normalised to a space by the parser. */
-			strbuf_printf(sb, "&#%d;", s[i]);
+			util_buf_printf(sb, "&#%d;", s[i]);
 			break;
 		default:
-			strbuf_printf(sb, "%c", s[i]);
+			util_buf_printf(sb, "%c", s[i]);
 		}
 	}
 }
 
 /* The rate in the largest unit that keeps it a whole number. */
 static void
-strbuf_put_rate(struct strbuf *sb, uint64_t kib_s)
+vm_policy_put_rate(struct util_buf *sb, uint64_t kib_s)
 {
 	if (kib_s % KIB_PER_GIB == 0)
-		strbuf_printf(sb, " rate=\"%lluGiB/s\"", (unsigned long long)(kib_s / KIB_PER_GIB));
+		util_buf_printf(sb, " rate=\"%lluGiB/s\"",
+		                (unsigned long long)(kib_s / KIB_PER_GIB));
 	else if (kib_s % KIB_PER_MIB == 0)
-		strbuf_printf(sb, " rate=\"%lluMiB/s\"", (unsigned long long)(kib_s / KIB_PER_MIB));
+		util_buf_printf(sb, " rate=\"%lluMiB/s\"",
+		                (unsigned long long)(kib_s / KIB_PER_MIB));
 	else
-		strbuf_printf(sb, " rate=\"%lluKiB/s\"", (unsigned long long)kib_s);
+		util_buf_printf(sb, " rate=\"%lluKiB/s\"", (unsigned long long)kib_s);
 }
 
 char *
 vm_policy_format_xml(const struct vm_policy *pol)
 {
-	struct strbuf sb = {0};
+	struct util_buf sb = {0};
 	char nodes[4 * UTIL_MAX_NODES];
 
-	strbuf_printf(&sb, "<vnuma:policy xmlns:vnuma=\"%s\"", VM_POLICY_NS);
+	util_buf_printf(&sb, "<vnuma:policy xmlns:vnuma=\"%s\"", VM_POLICY_NS);
 	if (pol->mode != VM_POLICY_MODE_AUTO)
-		strbuf_printf(&sb, " mode=\"%s\"", vm_policy_mode_name(pol->mode));
+		util_buf_printf(&sb, " mode=\"%s\"", vm_policy_mode_name(pol->mode));
 	if (pol->nodes != NODEMASK_ALL)
-		strbuf_printf(&sb, " nodes=\"%s\"",
-		              nodemask_format(pol->nodes, nodes, sizeof(nodes)));
+		util_buf_printf(&sb, " nodes=\"%s\"",
+		                nodemask_format(pol->nodes, nodes, sizeof(nodes)));
 	if (pol->placement != VM_POLICY_PLACEMENT_COMPACT)
-		strbuf_printf(&sb, " placement=\"%s\"", vm_policy_placement_name(pol->placement));
+		util_buf_printf(&sb, " placement=\"%s\"", vm_policy_placement_name(pol->placement));
 	if (!pol->migrate)
-		strbuf_printf(&sb, " migrate=\"no\"");
+		util_buf_printf(&sb, " migrate=\"no\"");
 	if (pol->rate_kib_s != 0)
-		strbuf_put_rate(&sb, pol->rate_kib_s);
+		vm_policy_put_rate(&sb, pol->rate_kib_s);
 	if (pol->priority != VM_POLICY_PRIORITY_DEF)
-		strbuf_printf(&sb, " priority=\"%d\"", pol->priority);
+		util_buf_printf(&sb, " priority=\"%d\"", pol->priority);
 	if (pol->group[0] != '\0') {
-		strbuf_printf(&sb, " group=\"");
-		strbuf_put_attr_escaped(&sb, pol->group, strnlen(pol->group, VM_POLICY_GROUP_MAX));
-		strbuf_printf(&sb, "\"");
+		util_buf_printf(&sb, " group=\"");
+		vm_policy_put_escaped(&sb, pol->group, strnlen(pol->group, VM_POLICY_GROUP_MAX));
+		util_buf_printf(&sb, "\"");
 	}
-	strbuf_printf(&sb, "/>");
-	return sb.s;
+	util_buf_printf(&sb, "/>");
+	return sb.data;
 }
