@@ -1,0 +1,89 @@
+/*
+ * control.h - vnumad's control socket server (BRIEF 4.6).
+ *
+ * A Unix stream socket (default /run/vnumad/vnumad.sock, mode 0660).  Non-blocking: the
+ * daemon's loop polls control_pollfds() and calls control_service() when any is ready, so one
+ * slow or stuck client never blocks balancing or other clients.  Each peer's credentials are
+ * read with SO_PEERCRED: root or a member of the configured group may run mutating commands;
+ * anyone else only read commands.  A request line over PROTO_MAX_LINE, malformed, or with a
+ * wrong version gets an error reply; the connection stays usable (over-long lines are
+ * discarded up to their newline).  Idle clients are dropped after CONTROL_IDLE_S.
+ *
+ * Ownership: the server owns its clients; handlers' data objects are owned by the server once
+ * returned.
+ */
+#ifndef VNUMAD_AGENT_CONTROL_H
+#define VNUMAD_AGENT_CONTROL_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "agent/proto.h"
+
+#define CONTROL_MAX_CLIENTS 64
+#define CONTROL_IDLE_S      300   /* drop a client silent this long (not a follower) */
+#define CONTROL_OUT_MAX     (4 << 20) /* queued output per client before it is dropped */
+
+struct control;
+struct control_client;
+
+/* Who is asking: decided once per connection from SO_PEERCRED. */
+struct control_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	bool may_write;
+};
+
+/*
+ * A command handler.  On success return PROTO_OK and set *data (may stay NULL); on failure
+ * return a status and write a message to err.  A handler that wants the connection to keep
+ * receiving events (events --follow) calls control_client_follow(client) before returning.
+ */
+typedef enum proto_status (*control_handler_fn)(void *ctx, struct control_client *client,
+						const struct control_peer *peer,
+						struct json_object *args,
+						struct json_object **data, char *err, size_t errlen);
+
+struct control_command {
+	const char *name;
+	bool mutating;         /* refused (403) unless peer->may_write */
+	control_handler_fn fn;
+};
+
+struct control_config {
+	const char *path;      /* socket path */
+	mode_t mode;           /* socket file mode, e.g. 0660 */
+	gid_t group;           /* group allowed to mutate; (gid_t)-1: root only */
+	const struct control_command *commands; /* NULL-name terminated */
+	void *ctx;             /* passed to handlers */
+};
+
+/*
+ * Create the socket.  If something already answers on path, another daemon runs: -EADDRINUSE
+ * with a message.  A stale socket file is replaced.  0 or -errno with a message in err.
+ */
+int control_open(const struct control_config *cfg, struct control **out, char *err,
+		 size_t errlen);
+void control_close(struct control *ctl); /* closes clients, unlinks the socket */
+
+/* Fill up to max pollfds (listening socket and clients); returns how many. */
+int control_pollfds(struct control *ctl, struct pollfd *fds, int max);
+/* Handle whatever is ready in fds[0..n-1] (accept, read, dispatch, write).  Never blocks. */
+void control_service(struct control *ctl, const struct pollfd *fds, int n);
+
+/* Mark a client as an event follower; control_broadcast_event() then reaches it. */
+void control_client_follow(struct control_client *client);
+/* Send an event line to every follower (dropped for followers whose queue is full). */
+void control_broadcast_event(struct control *ctl, struct json_object *event);
+
+/* Counters for status/stats. */
+struct control_stats {
+	unsigned long long requests, errors, refused, dropped_clients;
+	int clients;
+};
+void control_get_stats(const struct control *ctl, struct control_stats *st);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * state.h - /var/lib/vnumad/state.json: the original affinity of every vCPU vnumad changed, so
+ * that an orderly stop with restore_on_exit, or `vnumad --restore` after a crash, puts them
+ * back.  Written atomically (temp file, fsync, rename) whenever it changes.  Also the lock that
+ * keeps two daemons off one state directory.
+ *
+ * Ownership: struct state owns its entries; state_free().
+ */
+#ifndef VNUMAD_AGENT_STATE_H
+#define VNUMAD_AGENT_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct state_entry {
+	char vm[64];          /* VM name (stable across daemon restarts) */
+	int vm_id;            /* VM id when recorded (pid on Linux) */
+	int vcpu;
+	int tid;
+	uint64_t orig_nodes;  /* allowed node mask before vnumad first pinned it */
+};
+
+struct state {
+	struct state_entry *entries;
+	size_t nr, cap;
+	bool dirty;
+};
+
+struct state *state_new(void);
+void state_free(struct state *st);
+/* Missing file: an empty state.  Malformed file: -EINVAL with a message (never a crash). */
+int state_load(const char *path, struct state **out, char *err, size_t errlen);
+int state_save(struct state *st, const char *path, char *err, size_t errlen);
+const struct state_entry *state_find(const struct state *st, const char *vm, int vcpu);
+/* Record vcpu's original mask unless already recorded; marks dirty when added. */
+void state_record(struct state *st, const char *vm, int vm_id, int vcpu, int tid,
+		  uint64_t orig_nodes);
+void state_forget(struct state *st, const char *vm, int vcpu); /* vcpu < 0: the whole VM */
+
+/* Take an exclusive lock on path + ".lock"; -EBUSY with a message when another holds it. */
+int state_lock(const char *path, int *fd_out, char *err, size_t errlen);
+
+#endif
