@@ -365,6 +365,20 @@ sim_arrivals_start(struct sim *sim)
 	return started;
 }
 
+/* First touch of the VMs that arrived at least min_age_s ago and touched nothing yet. */
+static void
+sim_touch_pending(struct sim *sim, double min_age_s)
+{
+	for (int i = 0; i < sim->nr_vms; i++) {
+		struct sim_vm *vm = &sim->vms[i];
+
+		if (vm->running && !vm->touched && sim->now_s - vm->start_s >= min_age_s - 1e-9) {
+			sim_vm_first_touch(sim, vm);
+			vm->touched = true;
+		}
+	}
+}
+
 static int
 sim_arrivals(struct sim *sim)
 {
@@ -372,15 +386,15 @@ sim_arrivals(struct sim *sim)
 
 	if (sim_arrivals_start(sim) == 0)
 		return 0;
+	if (sim->external) {
+		/* An outside agent drives: it gets a chance to act before the guests boot. */
+		sim->arrived = true;
+		return 0;
+	}
 	/* The balancer hears of the new VMs before their memory is touched (once it runs). */
 	if (sim->started)
 		rc = sim_call_balancer(sim);
-	for (int i = 0; i < sim->nr_vms; i++) {
-		struct sim_vm *vm = &sim->vms[i];
-
-		if (vm->running && vm->allocated == 0 && vm->start_s == sim->now_s)
-			sim_vm_first_touch(sim, vm);
-	}
+	sim_touch_pending(sim, 0);
 	return rc;
 }
 
@@ -512,10 +526,12 @@ sim_step(struct sim *sim)
 	int rc;
 
 	sim_departures(sim);
+	if (sim->external) /* a guest that was not acted on boots anyway */
+		sim_touch_pending(sim, SIM_EXTERNAL_BOOT_S);
 	if (!sim->started && sim->now_s >= sim->scn->balancer_start_s - 1e-9)
 		sim_balancer_start(sim);
 	rc = sim_arrivals(sim);
-	if (rc == 0 && sim->started && sim->now_s >= sim->next_call_s - 1e-9)
+	if (rc == 0 && !sim->external && sim->started && sim->now_s >= sim->next_call_s - 1e-9)
 		rc = sim_call_balancer(sim);
 	if (rc < 0)
 		return rc;
@@ -655,4 +671,54 @@ uint64_t
 sim_node_used_mib(const struct sim *sim, int node)
 {
 	return sim->node_used_mib[node];
+}
+
+/* ---- driven from outside (vnumad --simulate) ----------------------------------------- */
+
+static int
+sim_external_decide(void *state, const struct snapshot *snap, struct plan *plan)
+{
+	plan->next_call_s = 3600;
+	return 0;
+}
+
+/* The placeholder balancer of an externally driven simulation: it never acts. */
+static const struct balancer_ops sim_external_ops = {
+    .name = "external",
+    .description = "driven by an outside agent through sim_apply_external()",
+    .default_scan_mib_s = 0,
+    .decide = sim_external_decide,
+};
+
+struct sim *
+sim_new_external(const struct scenario *scn, char *err, size_t errlen)
+{
+	struct sim *sim = sim_new(scn, &sim_external_ops, err, errlen);
+
+	if (sim != NULL) {
+		sim->external = true;
+		sim->started = true;
+	}
+	return sim;
+}
+
+bool
+sim_take_arrivals(struct sim *sim)
+{
+	bool a = sim->arrived;
+
+	sim->arrived = false;
+	return a;
+}
+
+void
+sim_apply_external(struct sim *sim, const struct plan *plan)
+{
+	sim_apply_plan(sim, plan);
+}
+
+void
+sim_commit_external(struct sim *sim)
+{
+	sim_touch_pending(sim, 0);
 }

@@ -90,4 +90,17 @@ uint64_t sim_vm_node_mib(const struct sim *sim, int vm_idx, int node);
 int sim_vcpu_node(const struct sim *sim, int vm_idx, int vcpu);
 uint64_t sim_node_used_mib(const struct sim *sim, int node);
 
+/*
+ * Driven from outside (vnumad --simulate): no balancer runs inside; the agent takes
+ * snapshots (sim_snapshot), applies plans (sim_apply_external) and steps time (sim_step).
+ * An arriving VM waits for the agent's next sim_commit_external() before its guest touches
+ * memory (so binds can apply), but boots anyway after SIM_EXTERNAL_BOOT_S.
+ */
+#define SIM_EXTERNAL_BOOT_S 1.0
+struct sim *sim_new_external(const struct scenario *scn, char *err, size_t errlen);
+/* True once after VMs arrived (the agent should run a round now). */
+bool sim_take_arrivals(struct sim *sim);
+void sim_apply_external(struct sim *sim, const struct plan *plan);
+void sim_commit_external(struct sim *sim);
+
 #endif

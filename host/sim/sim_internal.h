@@ -45,6 +45,7 @@ struct sim_vm {
 	int id; /* stable id shown in snapshots */
 	int tid_base;
 	bool running, finished;
+	bool touched; /* its guest has first-touched its memory */
 	double util;
 	double start_s; /* actual arrival time */
 	int nr_vcpus;
@@ -88,7 +89,9 @@ struct sim {
 	uint64_t tick;
 	double now_s;
 	double next_call_s;
-	bool started; /* the balancer runs (scenario balancer_start_s reached) */
+	bool started;  /* the balancer runs (scenario balancer_start_s reached) */
+	bool external; /* driven by an outside agent (sim_new_external) */
+	bool arrived;  /* external: VMs arrived since sim_take_arrivals() */
 	int nr_vms;
 	struct sim_vm *vms;
 	uint64_t *node_used_mib;
