@@ -92,6 +92,10 @@ engine_create(const struct balancer_args *args)
 	struct engine *e = xcalloc(1, sizeof(*e));
 
 	e->last_rebalance_s = -1e9;
+	e->last_now_s = -1;
+	e->rate_mib_s = args && args->rate_mib_s > 0 ? args->rate_mib_s : ENGINE_RATE_MIB_S;
+	e->rebalance_period_s = args && args->rebalance_period_s > 0 ? args->rebalance_period_s
+	                                                             : ENGINE_REBALANCE_PERIOD_S;
 	return e;
 }
 
@@ -231,7 +235,15 @@ engine_decide(void *state, const struct snapshot *snap, struct plan *plan)
 	engine_observe(e, snap);
 	engine_nodes_init(e, snap);
 	engine_place_homeless(e, snap, plan);
-	if (snap->now_s - e->last_rebalance_s >= ENGINE_REBALANCE_PERIOD_S - 1e-9) {
+	/* Budgets follow the time that really passed (the daemon's period is configurable). */
+	e->round_s = e->last_now_s < 0 ? ENGINE_SAMPLE_PERIOD_S : snap->now_s - e->last_now_s;
+	if (e->round_s < ENGINE_ROUND_MIN_S)
+		e->round_s = ENGINE_ROUND_MIN_S;
+	if (e->round_s > ENGINE_ROUND_MAX_S)
+		e->round_s = ENGINE_ROUND_MAX_S;
+	e->last_now_s = snap->now_s;
+	e->round_budget_mib = e->rate_mib_s * e->round_s;
+	if (snap->now_s - e->last_rebalance_s >= e->rebalance_period_s - 1e-9) {
 		engine_spread(e, snap, plan);
 		engine_compress(e, snap, plan);
 		e->last_rebalance_s = snap->now_s;
@@ -251,3 +263,40 @@ const struct balancer_ops vnumad_balancer_ops = {
     .decide = engine_decide,
     .destroy = engine_destroy,
 };
+
+/* ---- for the daemon: tunables, reports, advice (policy/engine.h) ---------------------- */
+
+void
+engine_configure(void *state, double rate_mib_s, double rebalance_period_s)
+{
+	struct engine *e = state;
+
+	if (rate_mib_s > 0)
+		e->rate_mib_s = rate_mib_s;
+	if (rebalance_period_s > 0)
+		e->rebalance_period_s = rebalance_period_s;
+}
+
+int
+engine_report_vm(void *state, int vm_id, struct engine_vm_report *r)
+{
+	struct eng_vm *ev = engine_vm_lookup(state, vm_id);
+
+	memset(r, 0, sizeof(*r));
+	r->conv_node = ENGINE_NO_NODE;
+	if (ev == NULL)
+		return -ENOENT;
+	r->placed = ev->placed;
+	for (int i = 0; i < ev->nr_groups; i++) {
+		r->home |= ev->groups[i].home;
+		r->spanning |= ev->groups[i].spanning;
+	}
+	r->nr_groups = ev->nr_groups;
+	r->strength = ev->strength;
+	r->conv_node = ev->conv_node;
+	r->local_permille = ev->local_permille;
+	r->scan_mib_s = ev->scan_mib_s;
+	r->scan_pass_s = ev->scan_pass_s;
+	r->fault_pages = ev->fault_pages;
+	return 0;
+}

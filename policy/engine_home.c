@@ -9,6 +9,7 @@
  * fewest, closest nodes that hold it.  Every choice is reserved at once, so two arrivals in one
  * round cannot both claim a node's last free memory or CPUs.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,4 +581,77 @@ engine_try_compact(struct engine *e, const struct snapshot *snap, struct eng_vm 
 	e->node_mem_proj[n] -= engine_group_mem_need(ev, g, vm, n);
 	ev->rehomed_s = snap->now_s;
 	return true;
+}
+
+/* A stand-in for a VM that does not exist yet, for engine_advise(). */
+static struct snapshot *
+engine_advise_vm(const struct snapshot *snap, int vcpus, uint64_t mem_mib, int nr_cells)
+{
+	struct snapshot *one = snapshot_new(snap->nr_nodes, 1, 1, &vcpus);
+	struct snap_vm *vm = &one->vms[0];
+
+	vm->id = -1;
+	snprintf(vm->name, sizeof(vm->name), "(new VM)");
+	vm->mem_mib = mem_mib;
+	if (nr_cells > 1) {
+		vm->policy.placement = VM_POLICY_PLACEMENT_CELLS;
+		snapshot_vm_set_cells(vm, nr_cells);
+		for (int c = 0; c < nr_cells; c++) {
+			vm->cells[c].mem_start_mib = mem_mib / (uint64_t)nr_cells * (uint64_t)c;
+			vm->cells[c].mem_mib = mem_mib / (uint64_t)nr_cells;
+		}
+		for (int v = 0; v < vcpus; v++)
+			vm->vcpu_cell[v] = v * nr_cells / vcpus;
+	}
+	return one;
+}
+
+int
+engine_advise(void *state, const struct snapshot *snap, int vcpus, uint64_t mem_mib, int nr_cells,
+              uint64_t *nodes, uint64_t *cell_nodes, char *text, size_t len)
+{
+	struct engine *e = state;
+	struct snapshot *one;
+	struct eng_vm *ev;
+	uint64_t used = 0;
+	char buf[32];
+	int rc = 0;
+
+	if (vcpus < 1 || mem_mib == 0 || nr_cells < 0 || nr_cells > vcpus || nr_cells > 64)
+		return -EINVAL;
+	one = engine_advise_vm(snap, vcpus, mem_mib, nr_cells);
+	ev = xcalloc(1, sizeof(*ev));
+	engine_vm_alloc(ev, &one->vms[0], snap->nr_nodes);
+	engine_groups_build(ev, &one->vms[0]);
+	for (int v = 0; v < vcpus; v++)
+		ev->util_avg[v] = 1.0; /* a new VM: assume busy vCPUs */
+	engine_nodes_init(e, snap);
+	*nodes = 0;
+	for (int i = 0; i < ev->nr_groups; i++) {
+		struct eng_group *g = &ev->groups[i];
+		int n =
+		    engine_pick_node(e, snap, ev, g, &one->vms[0], ev->nr_groups > 1 ? used : 0);
+		uint64_t set = n >= 0
+		                   ? nodemask_of(n)
+		                   : engine_pick_span(e, snap, g, &one->vms[0], g->nr_vcpus, false);
+
+		if (set == 0) {
+			rc = -ENOSPC;
+			snprintf(text, len, "no set of nodes has %llu MiB free for it",
+			         (unsigned long long)g->mem_mib);
+			break;
+		}
+		used |= set;
+		if (cell_nodes != NULL && ev->nr_groups > 1)
+			cell_nodes[i] = set;
+	}
+	if (rc == 0) {
+		*nodes = used;
+		snprintf(text, len, "least loaded node%s with room: %s",
+		         nodemask_weight(used) > 1 ? "s" : "",
+		         nodemask_format(used, buf, sizeof(buf)));
+	}
+	engine_vm_free(ev);
+	snapshot_free(one);
+	return rc;
 }

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "policy/engine.h"
 #include "policy/model.h"
 
 /* ---- tunables (unit, default, why: docs/policy-engine.md) --------------------------- */
@@ -50,6 +51,9 @@
 /* Caps per rebalance: groups re-homed by spread, vCPU moves and flips by compress. */
 #define ENGINE_SPREAD_PER_ROUND   2
 #define ENGINE_COMPRESS_PER_ROUND 64
+/* A round's budgets assume at least / at most this much time since the previous one. */
+#define ENGINE_ROUND_MIN_S 0.1
+#define ENGINE_ROUND_MAX_S 10.0
 /* Host-wide migration rate limit (MiB/s), default for a 2-socket server. */
 #define ENGINE_RATE_MIB_S 1024.0
 /*
@@ -148,8 +152,13 @@ struct engine {
 	int64_t *node_mem_free; /* MiB free now, above the headroom, less moves reserved into it */
 	int64_t *node_mem_proj; /* MiB free once planned homes hold their VMs (for home choice) */
 	double budget_mib;      /* migration budget left this round */
-	double vm_left_mib;     /* the current VM's own allowance left this round */
-	double host_spare_cpus; /* host CPUs minus the expected demand of every VM */
+	double rate_mib_s;      /* host-wide migration rate limit (configurable) */
+	double rebalance_period_s;
+	double last_now_s;        /* snapshot time of the previous round, -1 before the first */
+	double round_s;           /* time since the previous round (clamped) */
+	double round_budget_mib;  /* rate x round_s */
+	double vm_left_mib;       /* the current VM's own allowance left this round */
+	double host_spare_cpus;   /* host CPUs minus the expected demand of every VM */
 	struct eng_groupmask *gm; /* per round: cross-VM group name -> home nodes (hash) */
 	size_t gm_cap;
 };

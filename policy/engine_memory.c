@@ -8,7 +8,8 @@
  *     pace falls with the square of its placement strength above one half, to nothing;
  *     spanning (weakly converged) groups only pull memory from outside their node set into it,
  *     at ENGINE_SPAN_PACE of full pace, and never chase memory between their own nodes;
- *   - by the host-wide rate limit ENGINE_RATE_MIB_S and the VM's policy rate;
+ *   - by the host-wide rate limit (ENGINE_RATE_MIB_S unless configured) times the time since
+ *     the previous round, and the VM's policy rate;
  *   - by node fullness: never past a destination's headroom (try the next-nearest node of a
  *     spanning set, or wait);
  *   - by back-off: a VM whose migration failed waits ENGINE_BACKOFF_BASE_S, doubled per failure.
@@ -54,8 +55,8 @@ engine_vm_allowance(const struct engine *e, const struct snap_vm *vm, double pac
 {
 	double a = e->budget_mib;
 
-	if (pace * ENGINE_RATE_MIB_S * ENGINE_SAMPLE_PERIOD_S < a)
-		a = pace * ENGINE_RATE_MIB_S * ENGINE_SAMPLE_PERIOD_S;
+	if (pace * e->round_budget_mib < a)
+		a = pace * e->round_budget_mib;
 	if (e->vm_left_mib < a) /* the VM's policy rate, shared by all its groups */
 		a = e->vm_left_mib;
 	return a;
@@ -157,7 +158,7 @@ engine_plan_span(struct engine *e, const struct snapshot *snap, const struct eng
 void
 engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *plan)
 {
-	e->budget_mib = ENGINE_RATE_MIB_S * ENGINE_SAMPLE_PERIOD_S;
+	e->budget_mib = e->round_budget_mib;
 	for (int i = 0; i < snap->nr_vms; i++) {
 		const struct snap_vm *vm = &snap->vms[i];
 		struct eng_vm *ev = engine_vm_lookup(e, vm->id);
@@ -168,9 +169,8 @@ engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *p
 		if (snap->now_s < ev->backoff_until_s || vm->mig_pending_mib > 0 ||
 		    e->budget_mib < 2)
 			continue;
-		e->vm_left_mib = vm->policy.rate_kib_s
-		                     ? vm->policy.rate_kib_s / 1024.0 * ENGINE_SAMPLE_PERIOD_S
-		                     : e->budget_mib;
+		e->vm_left_mib = vm->policy.rate_kib_s ? vm->policy.rate_kib_s / 1024.0 * e->round_s
+		                                       : e->budget_mib;
 		engine_plan_compact(e, snap, ev, vm, plan);
 		engine_plan_span(e, snap, ev, vm, plan);
 	}

@@ -200,11 +200,14 @@ struct plan_sampling *plan_add_sampling(struct plan *plan, int vm_id, double sca
 
 struct balancer_args {
 	uint64_t seed; /* for the balancer's own PRNG */
-	/*
-	 * Full knowledge, for the oracle only: the scenario being simulated (a const struct
-	 * scenario *).  Every real balancer ignores it.
-	 */
+	               /*
+	                * Full knowledge, for the oracle only: the scenario being simulated (a const struct
+	                * scenario *).  Every real balancer ignores it.
+	                */
 	const void *knowledge;
+	/* vnumad's engine: host-wide migration rate limit and rebalance period (0: defaults). */
+	double rate_mib_s;
+	double rebalance_period_s;
 };
 
 struct balancer_ops {

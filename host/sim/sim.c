@@ -116,7 +116,8 @@ sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm)
 
 	svm->id = vm->id;
 	snprintf(svm->name, sizeof(svm->name), "%s", scv->name);
-	svm->uptime_s = sim->now_s - vm->start_s;
+	/* A guest that has not booted yet (external mode) has touched nothing: uptime 0. */
+	svm->uptime_s = vm->touched ? sim->now_s - vm->start_s : 0;
 	svm->mem_mib = (uint64_t)vm->nr_regions * SIM_REGION_MIB;
 	for (int n = 0; n < sim->nr_nodes; n++)
 		svm->resident_mib[n] = (uint64_t)vm->node_cnt[n] * SIM_REGION_MIB;
@@ -466,9 +467,15 @@ sim_work_tick(struct sim *sim)
 	}
 }
 
+static void sim_sample_reset(struct sim *sim);
+
 static void
 sim_sample_push(struct sim *sim)
 {
+	if (sim->external) { /* a daemon's host runs for ever: keep no series */
+		sim_sample_reset(sim);
+		return;
+	}
 	if (sim->nr_samples >= sim->cap_samples) {
 		sim->cap_samples = sim->cap_samples ? sim->cap_samples * 2 : 1024;
 		sim->series = xreallocarray(sim->series, (size_t)sim->cap_samples, sizeof(double));
@@ -480,6 +487,13 @@ sim_sample_push(struct sim *sim)
 	if (sim->mig_series[sim->nr_samples] > sim->max_mig_mib_s)
 		sim->max_mig_mib_s = sim->mig_series[sim->nr_samples];
 	sim->nr_samples++;
+	sim_sample_reset(sim);
+}
+
+/* Start a new sample second: CPU use of the one that ended, counters cleared. */
+static void
+sim_sample_reset(struct sim *sim)
+{
 	sim->sec_local = sim->sec_total = sim->sec_migrated_mib = 0;
 	for (int i = 0; i < sim->nr_vms; i++) {
 		struct sim_vm *vm = &sim->vms[i];

@@ -1,0 +1,190 @@
+/*
+ * actions.c - the privileged-actions module: the only place that changes the machine.
+ *
+ * Each request from the plan (or from an admin's command) is checked against the round's
+ * snapshot before it goes to the host: the VM still exists, the vCPU is one of its vCPUs,
+ * every node is one of the host's, the VM's effective mode allows acting, memory may move.
+ * A refused request is counted and logged; a VM that just went away (-ESRCH/-ENOENT) is
+ * routine.  Before vnumad first changes a vCPU's affinity its original affinity is recorded
+ * in the state file, so it can always be put back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/daemon.h"
+#include "agent/log.h"
+#include "agent/state.h"
+
+static const struct snap_vm *
+actions_vm(const struct daemon *d, int vm_id)
+{
+	for (int i = 0; i < d->snap->nr_vms; i++)
+		if (d->snap->vms[i].id == vm_id)
+			return &d->snap->vms[i];
+	return NULL;
+}
+
+static bool
+actions_nodes_ok(const struct daemon *d, uint64_t nodes)
+{
+	return nodes == NODEMASK_ALL ||
+	       (nodes != 0 && (nodes & ~nodemask_all_of(d->snap->nr_nodes)) == 0);
+}
+
+static void
+actions_refuse(struct daemon *d, const struct snap_vm *vm, int vm_id, const char *what)
+{
+	d->actions_refused++;
+	log_vm_warnx(vm_id, d->snap->now_s, "refused %s for %s", what, vm ? vm->name : "?");
+}
+
+/* An action's outcome: routine disappearance, or a real failure that skips the VM. */
+static void
+actions_result(struct daemon *d, const struct snap_vm *vm, int rc, const char *what)
+{
+	if (rc == 0)
+		return;
+	if (rc == -ESRCH || rc == -ENOENT) {
+		d->skipped[DSKIP_GONE]++;
+		log_debug("%s: %s: gone", vm->name, what);
+		return;
+	}
+	d->skipped[DSKIP_ERROR]++;
+	log_vm_warnx(vm->id, d->snap->now_s, "%s: %s failed: %s", vm->name, what, strerror(-rc));
+	daemon_event(d, vm->id, vm->name, "error", what, 0, "%s", strerror(-rc));
+}
+
+int
+actions_pin(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t nodes, const char *rule,
+            const char *why)
+{
+	const struct snap_vcpu *sv;
+	struct dvm *v = daemon_vm(d, vm->id);
+	char buf[32];
+	int rc;
+
+	if (vcpu < 0 || vcpu >= vm->nr_vcpus || !actions_nodes_ok(d, nodes))
+		return -EINVAL;
+	sv = &vm->vcpus[vcpu];
+	state_record(d->state, vm->name, vm->id, vcpu, sv->tid, sv->allowed_nodes);
+	rc = d->host->ops->pin_vcpu(d->host, vm->id, vcpu, nodes);
+	actions_result(d, vm, rc, "pin");
+	if (rc < 0)
+		return rc;
+	if (!nodemask_test(nodes, sv->node) && v != NULL) {
+		v->c.vcpu_moves++;
+		d->total.vcpu_moves++;
+	}
+	daemon_event(d, vm->id, vm->name, "pin", rule, 0, "vCPU %d -> node %s: %s", vcpu,
+	             nodes == NODEMASK_ALL ? "any" : nodemask_format(nodes, buf, sizeof(buf)), why);
+	return 0;
+}
+
+static void
+actions_pins(struct daemon *d, const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->nr_pins; i++) {
+		const struct plan_pin *p = &plan->pins[i];
+		const struct snap_vm *vm = actions_vm(d, p->vm_id);
+		struct dvm *v;
+
+		if (vm == NULL || vm->policy.mode != VM_POLICY_MODE_AUTO ||
+		    p->kind == PLAN_PIN_KERNEL_MOVE || !actions_nodes_ok(d, p->nodes)) {
+			actions_refuse(d, vm, p->vm_id, "a vCPU pin");
+			continue;
+		}
+		if (actions_pin(d, vm, p->vcpu, p->nodes, p->why.rule, p->why.text) < 0)
+			continue;
+		v = daemon_vm(d, vm->id);
+		if (p->kind == PLAN_PIN_FLIP && p->flip_with > (int)i && v != NULL) {
+			v->c.flips++;
+			d->total.flips++;
+		}
+	}
+}
+
+static bool
+actions_memory_ok(const struct daemon *d, const struct snap_vm *vm)
+{
+	return vm != NULL && vm->policy.mode == VM_POLICY_MODE_AUTO && vm->policy.migrate;
+}
+
+static void
+actions_memory(struct daemon *d, const struct plan *plan)
+{
+	char buf[32];
+
+	for (size_t i = 0; i < plan->nr_binds; i++) {
+		const struct plan_mem_bind *b = &plan->binds[i];
+		const struct snap_vm *vm = actions_vm(d, b->vm_id);
+		struct dvm *v;
+		int rc;
+
+		if (vm == NULL || vm->policy.mode != VM_POLICY_MODE_AUTO ||
+		    !actions_nodes_ok(d, b->nodes) || b->nodes == NODEMASK_ALL) {
+			actions_refuse(d, vm, b->vm_id, "a memory bind");
+			continue;
+		}
+		rc = d->host->ops->bind_memory(d->host, vm->id, b->start_mib, b->len_mib, b->nodes);
+		actions_result(d, vm, rc, "bind");
+		if (rc < 0)
+			continue;
+		if ((v = daemon_vm(d, vm->id)) != NULL)
+			v->c.binds++;
+		d->total.binds++;
+		daemon_event(d, vm->id, vm->name, "bind", b->why.rule, 0, "RAM %llu+%llu MiB -> %s",
+		             (unsigned long long)b->start_mib, (unsigned long long)b->len_mib,
+		             nodemask_format(b->nodes, buf, sizeof(buf)));
+	}
+	for (size_t i = 0; i < plan->nr_moves; i++) {
+		const struct plan_mem_move *m = &plan->moves[i];
+		const struct snap_vm *vm = actions_vm(d, m->vm_id);
+		int n = d->snap->nr_nodes, rc;
+
+		if (!actions_memory_ok(d, vm) || m->from_node < 0 || m->from_node >= n ||
+		    m->to_node < 0 || m->to_node >= n || m->from_node == m->to_node || !m->mib) {
+			actions_refuse(d, vm, m->vm_id, "a memory move");
+			continue;
+		}
+		rc = d->host->ops->move_memory(d->host, vm->id, m->start_mib, m->len_mib,
+		                               m->from_node, m->to_node, m->mib);
+		actions_result(d, vm, rc, "move");
+		if (rc == 0)
+			daemon_event(d, vm->id, vm->name, "move", m->why.rule, m->why.gain, "%s",
+			             m->why.text);
+	}
+}
+
+static void
+actions_sampling(struct daemon *d, const struct plan *plan)
+{
+	for (size_t i = 0; i < plan->nr_samplings; i++) {
+		const struct plan_sampling *s = &plan->samplings[i];
+		const struct snap_vm *vm = actions_vm(d, s->vm_id);
+		struct dvm *v = vm ? daemon_vm(d, vm->id) : NULL;
+		int rc;
+
+		if (vm == NULL || v == NULL || s->scan_mib_s < 0) {
+			actions_refuse(d, vm, s->vm_id, "a sampling change");
+			continue;
+		}
+		rc = d->host->ops->set_sampling(d->host, vm->id, s->scan_mib_s);
+		actions_result(d, vm, rc, "sampling");
+		if (rc < 0)
+			continue;
+		/* Only parking and waking make events; every step would flood the log. */
+		if ((v->scan_mib_s == 0) != (s->scan_mib_s == 0) || v->scan_mib_s < 0)
+			daemon_event(d, vm->id, vm->name, "sampling", s->why.rule, 0,
+			             "%.0f MiB/s: %s", s->scan_mib_s, s->why.text);
+		v->scan_mib_s = s->scan_mib_s;
+	}
+}
+
+void
+actions_apply(struct daemon *d, const struct plan *plan)
+{
+	actions_pins(d, plan);
+	actions_memory(d, plan);
+	actions_sampling(d, plan);
+}

@@ -1,0 +1,468 @@
+/*
+ * daemon.c - vnumad's set-up, main loop and rounds.
+ */
+#include "agent/daemon.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "agent/control.h"
+#include "agent/log.h"
+#include "agent/sdnotify.h"
+#include "agent/state.h"
+#include "agent/version.h"
+#include "policy/engine.h"
+
+/* Longest poll() wait, so signals and the watchdog are never late by more than this. */
+#define DAEMON_POLL_MAX_MS 500
+/* Pages of 4 KiB in a MiB (counters are in pages, as vmstat's). */
+#define DAEMON_PAGES_PER_MIB 256
+/* Rounds between STATUS= updates to systemd. */
+#define DAEMON_STATUS_EVERY 10
+
+double
+daemon_wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void
+daemon_event(struct daemon *d, int vm_id, const char *vm, const char *kind, const char *rule,
+             double gain, const char *fmt, ...)
+{
+	char text[256];
+	const struct event *e;
+	struct json_object *o;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	e = events_add(&d->events, d->host ? d->host->ops->now(d->host) : 0, vm_id, vm, kind, rule,
+	               gain, "%s", text);
+	if (d->ctl == NULL)
+		return;
+	o = event_to_json(e);
+	control_broadcast_event(d->ctl, o);
+	json_object_put(o);
+}
+
+struct dvm *
+daemon_vm(struct daemon *d, int id)
+{
+	for (size_t i = 0; i < d->nr_vms; i++)
+		if (d->vms[i].id == id)
+			return &d->vms[i];
+	return NULL;
+}
+
+const struct snap_vm *
+daemon_snap_vm(const struct daemon *d, const char *name_or_id)
+{
+	char *end;
+	long id;
+
+	if (d->snap == NULL || name_or_id == NULL)
+		return NULL;
+	for (int i = 0; i < d->snap->nr_vms; i++)
+		if (strcmp(d->snap->vms[i].name, name_or_id) == 0)
+			return &d->snap->vms[i];
+	id = strtol(name_or_id, &end, 10);
+	if (*name_or_id == '\0' || *end != '\0')
+		return NULL;
+	for (int i = 0; i < d->snap->nr_vms; i++)
+		if (d->snap->vms[i].id == id)
+			return &d->snap->vms[i];
+	return NULL;
+}
+
+const char *
+daemon_vm_mode_name(const struct daemon *d, const struct snap_vm *vm)
+{
+	return vm_policy_mode_name(vm->policy.mode);
+}
+
+/* ---- VM bookkeeping --------------------------------------------------------------- */
+
+static struct dvm *
+daemon_vm_add(struct daemon *d, const struct snap_vm *vm, int nr_nodes)
+{
+	struct dvm *v;
+
+	util_array_reserve((void **)&d->vms, &d->cap_vms, d->nr_vms + 1, sizeof(*d->vms));
+	v = &d->vms[d->nr_vms++];
+	memset(v, 0, sizeof(*v));
+	v->id = vm->id;
+	snprintf(v->name, sizeof(v->name), "%s", vm->name);
+	v->nr_vcpus = vm->nr_vcpus;
+	v->nr_nodes = nr_nodes;
+	v->fault_prev = xcalloc((size_t)vm->nr_vcpus * (size_t)nr_nodes, sizeof(uint64_t));
+	v->scan_mib_s = -1;
+	return v;
+}
+
+/* VMs that left: an event, their state entries forgotten, their record freed. */
+static void
+daemon_vms_prune(struct daemon *d)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < d->nr_vms; i++) {
+		struct dvm *v = &d->vms[i];
+
+		if (v->seen) {
+			v->seen = false;
+			d->vms[keep++] = *v;
+			continue;
+		}
+		daemon_event(d, v->id, v->name, "leave", "", 0, "%s left", v->name);
+		state_forget(d->state, v->name, -1);
+		free(v->fault_prev);
+	}
+	d->nr_vms = keep;
+}
+
+/* New faults since the last level, robust to the kernel halving it once in between. */
+static uint64_t
+daemon_fault_delta(uint64_t prev, uint64_t level)
+{
+	if (level >= prev)
+		return level - prev;
+	return level >= prev / 2 ? level - prev / 2 : 0;
+}
+
+static void
+daemon_count_vm(struct daemon *d, struct dvm *v, const struct snap_vm *vm)
+{
+	int nn = d->snap->nr_nodes;
+
+	for (int c = 0; c < vm->nr_vcpus && c < v->nr_vcpus; c++)
+		for (int n = 0; n < nn && n < v->nr_nodes; n++) {
+			uint64_t lvl =
+			    vm->vcpus[c].faults_private[n] + vm->vcpus[c].faults_shared[n];
+			uint64_t *prev =
+			    &v->fault_prev[(size_t)c * (size_t)v->nr_nodes + (size_t)n];
+			uint64_t delta = daemon_fault_delta(*prev, lvl);
+
+			*prev = lvl;
+			v->c.hint_faults += delta;
+			d->total.hint_faults += delta;
+			if (n == vm->vcpus[c].node) {
+				v->c.hint_faults_local += delta;
+				d->total.hint_faults_local += delta;
+			}
+		}
+	v->c.pages_migrated += vm->mig_done_mib * DAEMON_PAGES_PER_MIB;
+	v->c.pages_migrate_failed += vm->mig_failed_mib * DAEMON_PAGES_PER_MIB;
+	d->total.pages_migrated += vm->mig_done_mib * DAEMON_PAGES_PER_MIB;
+	d->total.pages_migrate_failed += vm->mig_failed_mib * DAEMON_PAGES_PER_MIB;
+}
+
+/* The policy the engine sees: live changes, admin pins, the config's default, pausing. */
+static void
+daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
+{
+	struct vm_policy def;
+
+	vm_policy_init_default(&def);
+	if (v->live_policy)
+		vm->policy = v->policy;
+	else if (memcmp(&vm->policy, &def, sizeof(def)) == 0)
+		vm->policy.mode = d->cfg.default_mode;
+	if (v->admin_pinned)
+		vm->policy.mode = VM_POLICY_MODE_MANUAL;
+	if (vm->policy.mode == VM_POLICY_MODE_ADVISORY)
+		d->skipped[DSKIP_ADVISORY]++;
+	else if (vm->policy.mode == VM_POLICY_MODE_MANUAL)
+		d->skipped[DSKIP_MANUAL]++;
+	else if (vm->policy.mode == VM_POLICY_MODE_OFF)
+		d->skipped[DSKIP_OFF]++;
+	else if (d->paused)
+		d->skipped[DSKIP_PAUSED]++;
+	if (d->paused && vm->policy.mode == VM_POLICY_MODE_AUTO)
+		vm->policy.mode = VM_POLICY_MODE_ADVISORY;
+}
+
+/* Observe: the snapshot, new and departed VMs, counters, effective policies. */
+static int
+daemon_observe(struct daemon *d)
+{
+	struct snapshot *snap = NULL;
+	int rc = d->host->ops->snapshot(d->host, &snap);
+
+	if (rc < 0)
+		return rc;
+	snapshot_free(d->snap);
+	d->snap = snap;
+	for (int i = 0; i < snap->nr_vms; i++) {
+		struct snap_vm *vm = &snap->vms[i];
+		struct dvm *v = daemon_vm(d, vm->id);
+
+		if (v != NULL && v->nr_vcpus != vm->nr_vcpus) {
+			v->seen = false; /* same id, another VM */
+			daemon_vms_prune(d);
+			v = NULL;
+		}
+		if (v == NULL) {
+			v = daemon_vm_add(d, vm, snap->nr_nodes);
+			daemon_event(d, vm->id, vm->name, "arrive", "", 0, "%s: %d vCPUs, %llu MiB",
+			             vm->name, vm->nr_vcpus, (unsigned long long)vm->mem_mib);
+		}
+		v->seen = true;
+		daemon_count_vm(d, v, vm);
+		daemon_effective_policy(d, v, vm);
+	}
+	daemon_vms_prune(d);
+	return 0;
+}
+
+int
+daemon_round(struct daemon *d)
+{
+	double t0 = daemon_wall_s(), ms;
+	char err[256];
+	int rc = daemon_observe(d);
+
+	if (rc < 0) {
+		log_warnx("round: cannot read the host: %s", strerror(-rc));
+		return rc;
+	}
+	plan_reset(&d->plan);
+	rc = d->bal->decide(d->eng, d->snap, &d->plan);
+	if (rc < 0) {
+		log_warnx("round: the engine failed: %s", strerror(-rc));
+		return rc;
+	}
+	actions_apply(d, &d->plan);
+	d->host->ops->commit(d->host);
+	if (d->state->dirty && state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
+		log_warnx("%s", err);
+	ms = (daemon_wall_s() - t0) * 1000.0;
+	d->rounds++;
+	d->round_ms_sum += ms;
+	d->round_ms_max = ms > d->round_ms_max ? ms : d->round_ms_max;
+	return 0;
+}
+
+/* ---- set-up and the loop ---------------------------------------------------------- */
+
+static int
+daemon_group_gid(const char *name, gid_t *gid, char *err, size_t errlen)
+{
+	struct group *gr;
+
+	*gid = (gid_t)-1;
+	if (name[0] == '\0')
+		return 0;
+	gr = getgrnam(name);
+	if (gr == NULL) {
+		snprintf(err, errlen, "control_group: no group '%s' on this host", name);
+		return -ENOENT;
+	}
+	*gid = gr->gr_gid;
+	return 0;
+}
+
+static int
+daemon_open_control(struct daemon *d, char *err, size_t errlen)
+{
+	struct control_config cc = {
+	    .path = d->cfg.socket_path,
+	    .mode = d->cfg.socket_mode,
+	    .commands = daemon_commands,
+	    .ctx = d,
+	};
+	int rc = daemon_group_gid(d->cfg.control_group, &cc.group, err, errlen);
+
+	return rc < 0 ? rc : control_open(&cc, &d->ctl, err, errlen);
+}
+
+int
+daemon_init(struct daemon *d, char *err, size_t errlen)
+{
+	struct balancer_args args = {.seed = 1};
+	int rc;
+
+	events_init(&d->events);
+	plan_init(&d->plan);
+	d->lock_fd = -1;
+	rc = state_lock(d->cfg.state_file, &d->lock_fd, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = state_load(d->cfg.state_file, &d->state, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = host_sim_open(d->scenario, &d->host, err, errlen);
+	if (rc < 0)
+		return rc;
+	d->backend = d->host->ops->name;
+	d->bal = &vnumad_balancer_ops;
+	args.rate_mib_s = d->cfg.migrate_rate_mib_s;
+	args.rebalance_period_s = d->cfg.rebalance_period_s;
+	d->eng = d->bal->create(&args);
+	rc = daemon_open_control(d, err, errlen);
+	if (rc < 0)
+		return rc;
+	d->watchdog_usec = sdnotify_watchdog_usec();
+	d->started_wall = daemon_wall_s();
+	return 0;
+}
+
+int
+daemon_reload(struct daemon *d, char *err, size_t errlen)
+{
+	struct config cfg;
+	int rc = config_load(d->config_path, &cfg, err, errlen);
+
+	if (rc == -ENOENT && !d->config_given) {
+		config_defaults(&cfg);
+		rc = 0;
+	}
+	if (rc < 0)
+		return rc;
+	/* The socket and the state file stay where they are until a restart. */
+	memcpy(cfg.socket_path, d->cfg.socket_path, sizeof(cfg.socket_path));
+	memcpy(cfg.state_file, d->cfg.state_file, sizeof(cfg.state_file));
+	d->cfg = cfg;
+	log_set_level(cfg.log_level);
+	engine_configure(d->eng, cfg.migrate_rate_mib_s, cfg.rebalance_period_s);
+	daemon_event(d, -1, NULL, "reload", "", 0, "configuration reloaded from %s",
+	             d->config_path);
+	return 0;
+}
+
+static void
+daemon_notify(struct daemon *d)
+{
+	char msg[160];
+	double now = daemon_wall_s();
+
+	if (d->rounds % DAEMON_STATUS_EVERY == 1) {
+		snprintf(msg, sizeof(msg), "STATUS=%llu rounds, %zu VMs%s",
+		         (unsigned long long)d->rounds, d->nr_vms, d->paused ? ", paused" : "");
+		sdnotify(msg);
+	}
+	if (d->watchdog_usec && (now - d->last_watchdog_wall) * 2e6 >= (double)d->watchdog_usec) {
+		sdnotify("WATCHDOG=1");
+		d->last_watchdog_wall = now;
+	}
+}
+
+/* Where host time should be now: the simulator runs d->speed times faster than the wall. */
+static double
+daemon_host_target(const struct daemon *d)
+{
+	return d->host_start + (daemon_wall_s() - d->wall_start) * d->speed;
+}
+
+static void
+daemon_poll(struct daemon *d, int timeout_ms)
+{
+	struct pollfd fds[CONTROL_MAX_CLIENTS + 1];
+	int n = control_pollfds(d->ctl, fds, CONTROL_MAX_CLIENTS + 1);
+
+	if (poll(fds, (nfds_t)n, timeout_ms) > 0)
+		control_service(d->ctl, fds, n);
+}
+
+static void
+daemon_handle_reload(struct daemon *d)
+{
+	char err[4096];
+
+	d->reload = 0;
+	if (daemon_reload(d, err, sizeof(err)) < 0)
+		log_warnx("reload refused, keeping the running configuration:\n%s", err);
+	else
+		log_info("configuration reloaded from %s", d->config_path);
+}
+
+int
+daemon_run(struct daemon *d)
+{
+	d->wall_start = daemon_wall_s();
+	d->host_start = d->host->ops->now(d->host);
+	d->next_sample_s = d->host_start;
+	sdnotify("READY=1");
+	log_info("vnumad %s running on the %s host, socket %s", vnumad_version(), d->backend,
+	         d->cfg.socket_path);
+	while (!d->stop) {
+		int arrived = d->host->ops->advance(d->host, daemon_host_target(d));
+		double now = d->host->ops->now(d->host), wait_s;
+
+		if (arrived < 0)
+			log_warnx("host: %s", strerror(-arrived));
+		if (arrived > 0 || now >= d->next_sample_s - 1e-9) {
+			daemon_round(d);
+			d->next_sample_s = now + d->cfg.sample_period_s;
+			daemon_notify(d);
+		}
+		if (d->reload)
+			daemon_handle_reload(d);
+		wait_s = (d->next_sample_s - d->host->ops->now(d->host)) / d->speed;
+		wait_s = wait_s < 0 ? 0 : wait_s;
+		daemon_poll(d, wait_s * 1000 > DAEMON_POLL_MAX_MS ? DAEMON_POLL_MAX_MS
+		                                                  : (int)(wait_s * 1000));
+	}
+	sdnotify("STOPPING=1");
+	return 0;
+}
+
+int
+daemon_restore(struct daemon *d)
+{
+	char err[256];
+	int restored = 0;
+
+	if (d->snap == NULL && daemon_observe(d) < 0)
+		return -EIO;
+	for (size_t i = 0; i < d->state->nr; i++) {
+		const struct state_entry *e = &d->state->entries[i];
+		const struct snap_vm *vm = daemon_snap_vm(d, e->vm);
+
+		if (vm == NULL || e->vcpu >= vm->nr_vcpus)
+			continue; /* gone: nothing to put back */
+		if (d->host->ops->pin_vcpu(d->host, vm->id, e->vcpu, e->orig_nodes) == 0)
+			restored++;
+	}
+	d->state->nr = 0; /* all put back (or gone) */
+	d->state->dirty = true;
+	if (state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
+		log_warnx("%s", err);
+	log_info("restored the original affinity of %d vCPUs", restored);
+	return restored;
+}
+
+void
+daemon_fini(struct daemon *d)
+{
+	if (d->host != NULL && d->state != NULL && d->cfg.restore_on_exit && d->state->nr > 0)
+		daemon_restore(d);
+	if (d->ctl != NULL)
+		control_close(d->ctl);
+	if (d->eng != NULL)
+		d->bal->destroy(d->eng);
+	if (d->host != NULL)
+		d->host->ops->close(d->host);
+	for (size_t i = 0; i < d->nr_vms; i++)
+		free(d->vms[i].fault_prev);
+	free(d->vms);
+	snapshot_free(d->snap);
+	plan_free(&d->plan);
+	state_free(d->state);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
+}

@@ -1,0 +1,116 @@
+/*
+ * daemon.h - vnumad's state and main loop: observe (host snapshot) -> decide (the policy
+ * engine) -> act (agent/actions.c) -> record (counters, events), every sample period; VM
+ * arrivals trigger a round at once.  Control requests are served between rounds without
+ * ever blocking them (agent/control.c).
+ *
+ * Ownership: struct daemon owns everything it points to; daemon_fini() frees it all.
+ */
+#ifndef VNUMAD_AGENT_DAEMON_H
+#define VNUMAD_AGENT_DAEMON_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/config.h"
+#include "agent/control.h"
+#include "agent/events.h"
+#include "host/host.h"
+#include "policy/model.h"
+
+struct control;
+struct state;
+
+/* Per-VM counters (vmstat style, since the daemon met the VM). */
+struct dvm_counters {
+	uint64_t hint_faults, hint_faults_local;
+	uint64_t pages_migrated, pages_migrate_failed;
+	uint64_t vcpu_moves, flips, binds;
+};
+
+/* The daemon's record of one VM. */
+struct dvm {
+	int id;
+	char name[64];
+	bool seen;
+	bool live_policy;        /* policy set with `vnumactl policy` / `migrate` */
+	struct vm_policy policy; /* the live policy when live_policy */
+	bool admin_pinned;       /* `vnumactl pin`: mode manual until `unpin` */
+	struct dvm_counters c;
+	int nr_vcpus, nr_nodes;
+	uint64_t *fault_prev; /* per vCPU x node: last fault level seen */
+	double scan_mib_s;    /* sampling intensity last applied */
+};
+
+/* Host-wide reasons a VM was skipped in a round (counted per VM and round). */
+enum dskip {
+	DSKIP_ADVISORY,
+	DSKIP_MANUAL,
+	DSKIP_OFF,
+	DSKIP_PAUSED,
+	DSKIP_ERROR, /* an action on it failed */
+	DSKIP_GONE,  /* it went away mid-round */
+	DSKIP_MAX,
+};
+
+struct daemon {
+	struct config cfg;
+	char config_path[4096];
+	bool config_given; /* -f FILE: a missing file is an error */
+	struct host *host;
+	const char *backend; /* "sim", ... */
+	char scenario[4096]; /* --simulate argument ("default" for the built-in) */
+	const struct balancer_ops *bal;
+	void *eng;
+	struct control *ctl;
+	struct state *state;
+	int lock_fd;
+	struct events events;
+	struct dvm *vms;
+	size_t nr_vms, cap_vms;
+	struct snapshot *snap; /* the last round's snapshot, as the engine saw it */
+	struct plan plan;
+	bool paused;
+	volatile sig_atomic_t stop, reload;
+	double speed; /* host seconds per wall second (sim) */
+	double wall_start, host_start, next_sample_s, started_wall;
+	uint64_t rounds;
+	double round_ms_sum, round_ms_max;
+	uint64_t skipped[DSKIP_MAX];
+	uint64_t actions_refused;
+	struct dvm_counters total;
+	uint64_t watchdog_usec;
+	double last_watchdog_wall;
+};
+
+/* Set up from an already parsed config: host backend, engine, state, lock, socket. */
+int daemon_init(struct daemon *d, char *err, size_t errlen);
+/* Run until SIGTERM/SIGINT (d->stop). */
+int daemon_run(struct daemon *d);
+/* Orderly stop: restore (restore_on_exit), close the socket, free everything. */
+void daemon_fini(struct daemon *d);
+/* Put back every vCPU affinity recorded in the state file; returns how many, or -errno. */
+int daemon_restore(struct daemon *d);
+
+/* One observe-decide-act-record round. */
+int daemon_round(struct daemon *d);
+double daemon_wall_s(void);
+struct dvm *daemon_vm(struct daemon *d, int id);
+const struct snap_vm *daemon_snap_vm(const struct daemon *d, const char *name_or_id);
+/* Record an event and send it to `events --follow` clients. */
+void daemon_event(struct daemon *d, int vm_id, const char *vm, const char *kind, const char *rule,
+                  double gain, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* Re-read the config; 0, or -EINVAL with every error in err (the old config stays). */
+int daemon_reload(struct daemon *d, char *err, size_t errlen);
+const char *daemon_vm_mode_name(const struct daemon *d, const struct snap_vm *vm);
+
+/* agent/actions.c: the privileged-actions module. */
+void actions_apply(struct daemon *d, const struct plan *plan);
+int actions_pin(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t nodes,
+                const char *rule, const char *why);
+
+/* agent/handlers.c: the control commands. */
+extern const struct control_command daemon_commands[];
+
+#endif

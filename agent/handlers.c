@@ -1,0 +1,333 @@
+/*
+ * handlers.c - vnumad's control commands (docs/protocol.md): read commands build their
+ * answer from the last round's snapshot, the engine's report and the daemon's counters;
+ * mutating commands go through the same checks as the engine's plans.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "agent/control.h"
+#include "agent/daemon.h"
+#include "agent/handlers.h"
+#include "agent/state.h"
+#include "agent/version.h"
+#include "policy/engine.h"
+
+static struct json_object *
+hj_nodes(uint64_t mask)
+{
+	char buf[64];
+
+	return json_object_new_string(mask ? nodemask_format(mask, buf, sizeof(buf)) : "");
+}
+
+/* Share of the VM's memory on nodes where it has vCPUs (when faults say nothing). */
+static double
+hj_memory_locality(const struct snapshot *snap, const struct snap_vm *vm)
+{
+	uint64_t where = 0, on = 0, all = 0;
+
+	for (int v = 0; v < vm->nr_vcpus; v++)
+		where |= nodemask_of(vm->vcpus[v].node);
+	for (int n = 0; n < snap->nr_nodes; n++) {
+		all += vm->resident_mib[n];
+		on += nodemask_test(where, n) ? vm->resident_mib[n] : 0;
+	}
+	return all ? (double)on / (double)all : 1.0;
+}
+
+const char *
+handlers_vm_state(const struct daemon *d, const struct snap_vm *vm,
+                  const struct engine_vm_report *r)
+{
+	uint64_t away = 0;
+
+	if (vm->policy.mode == VM_POLICY_MODE_OFF)
+		return "off";
+	if (vm->policy.mode == VM_POLICY_MODE_MANUAL)
+		return "manual";
+	if (d->paused)
+		return "paused";
+	if (vm->policy.mode == VM_POLICY_MODE_ADVISORY)
+		return "advisory";
+	if (!r->placed)
+		return "placing";
+	for (int v = 0; v < vm->nr_vcpus; v++)
+		if (!nodemask_test(r->home, vm->vcpus[v].node))
+			return "placing";
+	for (int n = 0; n < d->snap->nr_nodes; n++)
+		away += nodemask_test(r->home, n) ? 0 : vm->resident_mib[n];
+	return (away > 0 || vm->mig_pending_mib > 0) ? "moving" : "settled";
+}
+
+struct json_object *
+handlers_vm_row(struct daemon *d, const struct snap_vm *vm)
+{
+	struct json_object *o = json_object_new_object();
+	struct engine_vm_report r;
+	uint64_t where = 0;
+	double loc;
+
+	engine_report_vm(d->eng, vm->id, &r);
+	for (int v = 0; v < vm->nr_vcpus; v++)
+		where |= nodemask_of(vm->vcpus[v].node);
+	loc = r.fault_pages > 0 ? r.local_permille / 1000.0 : hj_memory_locality(d->snap, vm);
+	json_object_object_add(o, "id", json_object_new_int(vm->id));
+	json_object_object_add(o, "name", json_object_new_string(vm->name));
+	json_object_object_add(o, "vcpus", json_object_new_int(vm->nr_vcpus));
+	json_object_object_add(o, "memory_mib", json_object_new_int64((int64_t)vm->mem_mib));
+	json_object_object_add(o, "mode",
+	                       json_object_new_string(vm_policy_mode_name(vm->policy.mode)));
+	json_object_object_add(o, "policy_ok", json_object_new_boolean(vm->policy_ok));
+	json_object_object_add(o, "policy_error", NULL);
+	json_object_object_add(o, "home", hj_nodes(r.home));
+	json_object_object_add(o, "vcpu_nodes", hj_nodes(where));
+	json_object_object_add(o, "locality", json_object_new_double(loc));
+	json_object_object_add(o, "strength", json_object_new_int(r.strength));
+	json_object_object_add(o, "state", json_object_new_string(handlers_vm_state(d, vm, &r)));
+	return o;
+}
+
+static enum proto_status
+h_status(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	struct json_object *o = json_object_new_object(), *smp = json_object_new_object();
+	struct control_stats cs;
+	int fault = 0, place = 0;
+
+	control_get_stats(d->ctl, &cs);
+	for (int i = 0; d->snap && i < d->snap->nr_vms; i++) {
+		const char *why;
+		const char *src = d->host->ops->sampling_source(d->host, d->snap->vms[i].id, &why);
+
+		if (strcmp(src, "fault-stats") == 0)
+			fault++;
+		else
+			place++;
+	}
+	json_object_object_add(smp, "fault-stats", json_object_new_int(fault));
+	json_object_object_add(smp, "placement-only", json_object_new_int(place));
+	json_object_object_add(o, "version", json_object_new_string(vnumad_version()));
+	json_object_object_add(o, "backend", json_object_new_string(d->backend));
+	json_object_object_add(o, "uptime_s",
+	                       json_object_new_double(daemon_wall_s() - d->started_wall));
+	json_object_object_add(o, "host_time_s",
+	                       json_object_new_double(d->host->ops->now(d->host)));
+	json_object_object_add(o, "rounds", json_object_new_int64((int64_t)d->rounds));
+	json_object_object_add(o, "paused", json_object_new_boolean(d->paused));
+	json_object_object_add(o, "sample_period_s",
+	                       json_object_new_double(d->cfg.sample_period_s));
+	json_object_object_add(o, "rebalance_period_s",
+	                       json_object_new_double(d->cfg.rebalance_period_s));
+	json_object_object_add(o, "nr_vms", json_object_new_int(d->snap ? d->snap->nr_vms : 0));
+	json_object_object_add(o, "nr_nodes", json_object_new_int(d->snap ? d->snap->nr_nodes : 0));
+	json_object_object_add(o, "config", json_object_new_string(d->config_path));
+	json_object_object_add(o, "socket", json_object_new_string(d->cfg.socket_path));
+	json_object_object_add(o, "sampling", smp);
+	json_object_object_add(o, "clients", json_object_new_int(cs.clients));
+	*data = o;
+	return PROTO_OK;
+}
+
+static enum proto_status
+h_list(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	struct json_object *arr = json_object_new_array();
+
+	for (int i = 0; d->snap && i < d->snap->nr_vms; i++)
+		json_object_array_add(arr, handlers_vm_row(d, &d->snap->vms[i]));
+	*data = json_object_new_object();
+	json_object_object_add(*data, "vms", arr);
+	return PROTO_OK;
+}
+
+static enum proto_status
+h_nodeinfo(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	struct json_object *arr = json_object_new_array();
+
+	for (int n = 0; d->snap && n < d->snap->nr_nodes; n++) {
+		struct json_object *o = json_object_new_object(), *dist = json_object_new_array();
+		int vcpus = 0;
+		double load = 0;
+
+		for (int i = 0; i < d->snap->nr_vms; i++)
+			for (int v = 0; v < d->snap->vms[i].nr_vcpus; v++)
+				if (d->snap->vms[i].vcpus[v].node == n) {
+					vcpus++;
+					load += d->snap->vms[i].vcpus[v].cpu_use;
+				}
+		for (int m = 0; m < d->snap->nr_nodes; m++)
+			json_object_array_add(
+			    dist, json_object_new_int(snapshot_distance(d->snap, n, m)));
+		json_object_object_add(o, "node", json_object_new_int(d->snap->nodes[n].id));
+		json_object_object_add(o, "cpus", json_object_new_int(d->snap->nodes[n].nr_cpus));
+		json_object_object_add(
+		    o, "mem_total_mib",
+		    json_object_new_int64((int64_t)d->snap->nodes[n].mem_total_mib));
+		json_object_object_add(
+		    o, "mem_free_mib",
+		    json_object_new_int64((int64_t)d->snap->nodes[n].mem_free_mib));
+		json_object_object_add(o, "vcpus", json_object_new_int(vcpus));
+		json_object_object_add(o, "cpu_load", json_object_new_double(load));
+		json_object_object_add(o, "distance", dist);
+		json_object_array_add(arr, o);
+	}
+	*data = json_object_new_object();
+	json_object_object_add(*data, "nodes", arr);
+	return PROTO_OK;
+}
+
+const struct snap_vm *
+handlers_arg_vm(struct daemon *d, struct json_object *args, char *err, size_t errlen,
+                enum proto_status *st)
+{
+	const char *name = NULL;
+	const struct snap_vm *vm;
+
+	if (proto_arg_string(args, "vm", &name) < 0) {
+		snprintf(err, errlen, "vm: missing (a VM name or id)");
+		*st = PROTO_BAD_REQUEST;
+		return NULL;
+	}
+	vm = daemon_snap_vm(d, name);
+	if (vm == NULL) {
+		snprintf(err, errlen, "no VM '%s'", name);
+		*st = PROTO_NOT_FOUND;
+	}
+	return vm;
+}
+
+static const char *const dskip_names[DSKIP_MAX] = {"advisory", "manual", "off",
+                                                   "paused",   "error",  "gone"};
+
+static enum proto_status
+h_stats(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	struct json_object *o, *skip;
+	enum proto_status st;
+
+	if (json_object_object_get_ex(args, "vm", NULL)) {
+		const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
+		struct dvm *v;
+
+		if (vm == NULL)
+			return st;
+		if ((v = daemon_vm(d, vm->id)) == NULL) {
+			snprintf(err, errlen, "%s has no counters yet", vm->name);
+			return PROTO_CONFLICT;
+		}
+		*data = json_object_new_object();
+		json_object_object_add(*data, "vm", json_object_new_string(vm->name));
+		json_object_object_add(*data, "counters", handlers_counters(&v->c));
+		return PROTO_OK;
+	}
+	o = handlers_counters(&d->total);
+	skip = json_object_new_object();
+	for (int i = 0; i < DSKIP_MAX; i++)
+		json_object_object_add(skip, dskip_names[i],
+		                       json_object_new_int64((int64_t)d->skipped[i]));
+	json_object_object_add(o, "rounds", json_object_new_int64((int64_t)d->rounds));
+	json_object_object_add(
+	    o, "round_ms_avg",
+	    json_object_new_double(d->rounds ? d->round_ms_sum / (double)d->rounds : 0));
+	json_object_object_add(o, "round_ms_max", json_object_new_double(d->round_ms_max));
+	json_object_object_add(o, "vms_skipped", skip);
+	json_object_object_add(o, "actions_refused",
+	                       json_object_new_int64((int64_t)d->actions_refused));
+	*data = json_object_new_object();
+	json_object_object_add(*data, "counters", o);
+	return PROTO_OK;
+}
+
+static enum proto_status
+h_events(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	int64_t since = 0, limit = 100;
+	bool follow = false;
+	int vm_id = -1;
+	uint64_t next;
+	enum proto_status st;
+
+	if (proto_arg_int(args, "since", &since) == -EINVAL || since < 0 ||
+	    proto_arg_int(args, "limit", &limit) == -EINVAL || limit < 0 ||
+	    proto_arg_bool(args, "follow", &follow) == -EINVAL) {
+		snprintf(err, errlen, "since and limit: non-negative integers; follow: a boolean");
+		return PROTO_BAD_REQUEST;
+	}
+	if (json_object_object_get_ex(args, "vm", NULL)) {
+		const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
+
+		if (vm == NULL)
+			return st;
+		vm_id = vm->id;
+	}
+	*data = json_object_new_object();
+	json_object_object_add(*data, "events",
+	                       events_query(&d->events, (uint64_t)since, vm_id, (int)limit, &next));
+	json_object_object_add(*data, "next", json_object_new_int64((int64_t)next));
+	if (follow)
+		control_client_follow(cl);
+	return PROTO_OK;
+}
+
+static enum proto_status
+h_pause(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+
+	if (!d->paused)
+		daemon_event(d, -1, NULL, "pause", "admin", 0, "paused: deciding, not acting");
+	d->paused = true;
+	*data = json_object_new_object();
+	json_object_object_add(*data, "paused", json_object_new_boolean(true));
+	return PROTO_OK;
+}
+
+static enum proto_status
+h_resume(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+
+	if (d->paused)
+		daemon_event(d, -1, NULL, "resume", "admin", 0, "resumed");
+	d->paused = false;
+	*data = json_object_new_object();
+	json_object_object_add(*data, "paused", json_object_new_boolean(false));
+	return PROTO_OK;
+}
+
+static enum proto_status
+h_reload(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+
+	if (daemon_reload(d, err, errlen) < 0)
+		return PROTO_BAD_REQUEST;
+	*data = json_object_new_object();
+	json_object_object_add(*data, "config", json_object_new_string(d->config_path));
+	return PROTO_OK;
+}
+
+/*
+ * `policy` is listed as read-only: showing is for everyone, and the handler itself refuses a
+ * change from a read-only peer (403).
+ */
+const struct control_command daemon_commands[] = {
+    {"status", false, h_status}, {"list", false, h_list},
+    {"vminfo", false, h_vminfo}, {"nodeinfo", false, h_nodeinfo},
+    {"policy", false, h_policy}, {"stats", false, h_stats},
+    {"events", false, h_events}, {"explain", false, h_explain},
+    {"place", false, h_place},   {"pin", true, h_pin},
+    {"unpin", true, h_unpin},    {"migrate", true, h_migrate},
+    {"pause", true, h_pause},    {"resume", true, h_resume},
+    {"reload", true, h_reload},  {NULL, false, NULL},
+};

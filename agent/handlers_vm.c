@@ -1,0 +1,512 @@
+/*
+ * handlers_vm.c - control commands about one VM: vminfo, policy (show and set), pin, unpin,
+ * migrate, explain, and placement advice.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "agent/handlers.h"
+#include "agent/state.h"
+
+struct json_object *
+handlers_counters(const struct dvm_counters *c)
+{
+	struct json_object *o = json_object_new_object();
+	double local =
+	    c->hint_faults ? 100.0 * (double)c->hint_faults_local / (double)c->hint_faults : 0.0;
+
+	json_object_object_add(o, "hint_faults", json_object_new_int64((int64_t)c->hint_faults));
+	json_object_object_add(o, "hint_faults_local",
+	                       json_object_new_int64((int64_t)c->hint_faults_local));
+	json_object_object_add(o, "local_pct", json_object_new_double(local));
+	json_object_object_add(o, "pages_migrated",
+	                       json_object_new_int64((int64_t)c->pages_migrated));
+	json_object_object_add(o, "pages_migrate_failed",
+	                       json_object_new_int64((int64_t)c->pages_migrate_failed));
+	json_object_object_add(o, "vcpu_moves", json_object_new_int64((int64_t)c->vcpu_moves));
+	json_object_object_add(o, "flips", json_object_new_int64((int64_t)c->flips));
+	json_object_object_add(o, "binds", json_object_new_int64((int64_t)c->binds));
+	return o;
+}
+
+static struct json_object *
+hv_policy_json(const struct vm_policy *p)
+{
+	struct json_object *o = json_object_new_object();
+	char buf[64];
+
+	json_object_object_add(o, "mode", json_object_new_string(vm_policy_mode_name(p->mode)));
+	json_object_object_add(
+	    o, "nodes",
+	    json_object_new_string(
+	        p->nodes == NODEMASK_ALL ? "all" : nodemask_format(p->nodes, buf, sizeof(buf))));
+	json_object_object_add(o, "placement",
+	                       json_object_new_string(vm_policy_placement_name(p->placement)));
+	json_object_object_add(o, "migrate", json_object_new_boolean(p->migrate));
+	json_object_object_add(o, "rate_kib_s", json_object_new_int64((int64_t)p->rate_kib_s));
+	json_object_object_add(o, "priority", json_object_new_int(p->priority));
+	json_object_object_add(o, "group", json_object_new_string(p->group));
+	return o;
+}
+
+static void
+hv_sampling(struct daemon *d, const struct snap_vm *vm, struct json_object *o, double mib_s)
+{
+	const char *why = "";
+	const char *src = d->host->ops->sampling_source(d->host, vm->id, &why);
+
+	json_object_object_add(o, "sampling_mib_s", json_object_new_double(mib_s));
+	json_object_object_add(o, "sampling_source", json_object_new_string(src));
+	json_object_object_add(o, "sampling_reason", json_object_new_string(why));
+}
+
+static struct json_object *
+hv_vcpus(const struct daemon *d, const struct snap_vm *vm)
+{
+	struct json_object *arr = json_object_new_array();
+	char buf[64];
+
+	for (int v = 0; v < vm->nr_vcpus; v++) {
+		const struct snap_vcpu *sv = &vm->vcpus[v];
+		struct json_object *o = json_object_new_object();
+		uint64_t all = nodemask_all_of(d->snap->nr_nodes);
+
+		json_object_object_add(o, "vcpu", json_object_new_int(v));
+		json_object_object_add(o, "tid", json_object_new_int(sv->tid));
+		json_object_object_add(o, "cpu", json_object_new_int(sv->cpu));
+		json_object_object_add(o, "node", json_object_new_int(sv->node));
+		json_object_object_add(
+		    o, "allowed",
+		    json_object_new_string(
+		        (sv->allowed_nodes & all) == all
+		            ? "all"
+		            : nodemask_format(sv->allowed_nodes, buf, sizeof(buf))));
+		json_object_object_add(
+		    o, "pinned",
+		    json_object_new_boolean(state_find(d->state, vm->name, v) != NULL));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+enum proto_status
+h_vminfo(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	enum proto_status st;
+	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
+	struct json_object *o, *res;
+	struct engine_vm_report r;
+	struct dvm *v;
+	char *xml;
+
+	if (vm == NULL)
+		return st;
+	engine_report_vm(d->eng, vm->id, &r);
+	v = daemon_vm(d, vm->id);
+	o = handlers_vm_row(d, vm);
+	xml = vm_policy_format_xml(&vm->policy);
+	json_object_object_add(o, "policy", hv_policy_json(&vm->policy));
+	json_object_object_add(o, "policy_xml", json_object_new_string(xml));
+	free(xml);
+	json_object_object_add(o, "conv_node", json_object_new_int(r.conv_node));
+	hv_sampling(d, vm, o, r.scan_mib_s);
+	res = json_object_new_array();
+	for (int n = 0; n < d->snap->nr_nodes; n++)
+		json_object_array_add(res, json_object_new_int64((int64_t)vm->resident_mib[n]));
+	json_object_object_add(o, "resident_mib", res);
+	json_object_object_add(o, "pending_mib",
+	                       json_object_new_int64((int64_t)vm->mig_pending_mib));
+	json_object_object_add(o, "vcpu", hv_vcpus(d, vm));
+	if (v != NULL)
+		json_object_object_add(o, "counters", handlers_counters(&v->c));
+	*data = o;
+	return PROTO_OK;
+}
+
+/* Append attr='value' (value escaped for an XML attribute) to buf. */
+static void
+hv_attr(struct util_buf *buf, const char *attr, const char *value)
+{
+	util_buf_printf(buf, " %s='", attr);
+	for (const char *p = value; *p; p++) {
+		if (*p == '\'' || *p == '&' || *p == '<' || *p == '>' || *p == '"')
+			util_buf_printf(buf, "&#%d;", *p);
+		else
+			util_buf_printf(buf, "%c", *p);
+	}
+	util_buf_printf(buf, "'");
+}
+
+/* The current value of one policy attribute in XML syntax; NULL when it is the default. */
+static const char *
+hv_attr_current(const struct vm_policy *p, const char *key, char *buf, size_t len)
+{
+	if (strcmp(key, "mode") == 0)
+		return vm_policy_mode_name(p->mode);
+	if (strcmp(key, "nodes") == 0)
+		return p->nodes == NODEMASK_ALL ? NULL : nodemask_format(p->nodes, buf, len);
+	if (strcmp(key, "placement") == 0)
+		return vm_policy_placement_name(p->placement);
+	if (strcmp(key, "migrate") == 0)
+		return p->migrate ? "yes" : "no";
+	if (strcmp(key, "rate") == 0) {
+		snprintf(buf, len, "%lluKiB/s", (unsigned long long)p->rate_kib_s);
+		return p->rate_kib_s ? buf : NULL;
+	}
+	if (strcmp(key, "priority") == 0) {
+		snprintf(buf, len, "%d", p->priority);
+		return buf;
+	}
+	return p->group[0] ? p->group : NULL;
+}
+
+/*
+ * The new policy: the VM's current one with the attributes given in args, checked by the
+ * same parser as the XML in domain metadata (so the messages are the same).
+ */
+static enum proto_status
+hv_policy_merge(const struct snap_vm *vm, struct json_object *args, struct vm_policy *out,
+                bool *changed, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"mode", "nodes",    "placement", "migrate",
+	                                   "rate", "priority", "group",     NULL};
+	struct util_buf buf = {0};
+	char cur[64];
+	int rc;
+
+	*changed = false;
+	util_buf_printf(&buf, "<vnuma:policy xmlns:vnuma='%s'", VM_POLICY_NS);
+	for (int i = 0; keys[i]; i++) {
+		const char *val = hv_attr_current(&vm->policy, keys[i], cur, sizeof(cur));
+		struct json_object *j;
+
+		if (json_object_object_get_ex(args, keys[i], &j)) {
+			if (!json_object_is_type(j, json_type_string) &&
+			    !json_object_is_type(j, json_type_int)) {
+				free(buf.data);
+				snprintf(err, errlen, "%s: expected a string", keys[i]);
+				return PROTO_BAD_REQUEST;
+			}
+			val = json_object_get_string(j);
+			*changed = true;
+		}
+		if (val != NULL)
+			hv_attr(&buf, keys[i], val);
+	}
+	util_buf_printf(&buf, "/>");
+	rc = vm_policy_parse_xml(buf.data, buf.len, out, err, errlen);
+	free(buf.data);
+	return rc < 0 ? PROTO_BAD_REQUEST : PROTO_OK;
+}
+
+static enum proto_status
+hv_policy_show(struct daemon *d, const struct snap_vm *vm, struct json_object **data)
+{
+	struct dvm *v = daemon_vm(d, vm->id);
+	struct json_object *o = json_object_new_object();
+	char *xml = vm_policy_format_xml(&vm->policy);
+
+	json_object_object_add(o, "vm", json_object_new_string(vm->name));
+	json_object_object_add(o, "policy", hv_policy_json(&vm->policy));
+	json_object_object_add(o, "policy_xml", json_object_new_string(xml));
+	json_object_object_add(o, "source",
+	                       json_object_new_string(v && v->live_policy ? "live" : "host"));
+	json_object_object_add(o, "policy_ok", json_object_new_boolean(vm->policy_ok));
+	json_object_object_add(o, "policy_error", NULL);
+	free(xml);
+	*data = o;
+	return PROTO_OK;
+}
+
+enum proto_status
+h_policy(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	enum proto_status st;
+	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
+	const char *scope = "live";
+	struct vm_policy pol;
+	struct dvm *v;
+	bool changed;
+	char *xml;
+
+	if (vm == NULL)
+		return st;
+	st = hv_policy_merge(vm, args, &pol, &changed, err, errlen);
+	if (st != PROTO_OK)
+		return st;
+	if (!changed)
+		return hv_policy_show(d, vm, data);
+	if (!peer->may_write) {
+		snprintf(err, errlen,
+		         "permission denied: setting a policy changes state "
+		         "(root or the control group only)");
+		return PROTO_FORBIDDEN;
+	}
+	proto_arg_string(args, "scope", &scope);
+	if (strcmp(scope, "live") != 0 && strcmp(scope, "config") != 0 &&
+	    strcmp(scope, "current") != 0) {
+		snprintf(err, errlen, "scope: \"%s\" is not live, config or current", scope);
+		return PROTO_BAD_REQUEST;
+	}
+	xml = vm_policy_format_xml(&pol);
+	if (strcmp(scope, "config") == 0) {
+		int rc = d->host->ops->policy_persist
+		             ? d->host->ops->policy_persist(d->host, vm->id, xml)
+		             : -EOPNOTSUPP;
+
+		free(xml);
+		if (rc < 0) {
+			snprintf(err, errlen,
+			         "--config: the %s host keeps no persistent domain "
+			         "configuration",
+			         d->backend);
+			return PROTO_UNSUPPORTED;
+		}
+		xml = vm_policy_format_xml(&pol);
+	}
+	v = daemon_vm(d, vm->id);
+	if (v != NULL) {
+		v->live_policy = true;
+		v->policy = pol;
+	}
+	daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "%s", xml);
+	free(xml);
+	/* Show the new policy at once (the next round applies it). */
+	((struct snap_vm *)vm)->policy = pol;
+	return hv_policy_show(d, vm, data);
+}
+
+/* args "node" (a node list such as "1" or "0-1") as a mask of the host's nodes. */
+static enum proto_status
+hv_arg_nodes(struct daemon *d, struct json_object *args, const char *key, uint64_t *mask, char *err,
+             size_t errlen)
+{
+	const char *s = NULL;
+	struct json_object *j;
+	char buf[32];
+
+	if (!json_object_object_get_ex(args, key, &j)) {
+		snprintf(err, errlen, "%s: missing (a node or node list)", key);
+		return PROTO_BAD_REQUEST;
+	}
+	if (json_object_is_type(j, json_type_int)) {
+		snprintf(buf, sizeof(buf), "%d", json_object_get_int(j));
+		s = buf;
+	} else if (json_object_is_type(j, json_type_string)) {
+		s = json_object_get_string(j);
+	}
+	if (s == NULL || nodemask_parse(s, d->snap->nr_nodes, mask) < 0) {
+		snprintf(err, errlen, "%s: \"%s\" is not a node list of this host (nodes 0-%d)",
+		         key, s ? s : "?", d->snap->nr_nodes - 1);
+		return PROTO_BAD_REQUEST;
+	}
+	return PROTO_OK;
+}
+
+static enum proto_status
+hv_arg_vcpu(const struct snap_vm *vm, struct json_object *args, int *vcpu, char *err, size_t errlen)
+{
+	int64_t v;
+
+	if (proto_arg_int(args, "vcpu", &v) < 0) {
+		snprintf(err, errlen, "vcpu: missing (a vCPU number)");
+		return PROTO_BAD_REQUEST;
+	}
+	if (v < 0 || v >= vm->nr_vcpus) {
+		snprintf(err, errlen, "%s has no vCPU %lld (it has %d)", vm->name, (long long)v,
+		         vm->nr_vcpus);
+		return PROTO_NOT_FOUND;
+	}
+	*vcpu = (int)v;
+	return PROTO_OK;
+}
+
+enum proto_status
+h_pin(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	enum proto_status st;
+	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
+	uint64_t mask;
+	struct dvm *v;
+	int vcpu, rc;
+
+	if (vm == NULL)
+		return st;
+	if ((st = hv_arg_vcpu(vm, args, &vcpu, err, errlen)) != PROTO_OK ||
+	    (st = hv_arg_nodes(d, args, "node", &mask, err, errlen)) != PROTO_OK)
+		return st;
+	rc = actions_pin(d, vm, vcpu, mask, "admin", "pinned by vnumactl pin");
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot pin %s vCPU %d: %s", vm->name, vcpu, strerror(-rc));
+		return PROTO_INTERNAL;
+	}
+	if ((v = daemon_vm(d, vm->id)) != NULL)
+		v->admin_pinned = true;
+	*data = json_object_new_object();
+	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
+	json_object_object_add(*data, "vcpu", json_object_new_int(vcpu));
+	json_object_object_add(*data, "mode", json_object_new_string("manual"));
+	return PROTO_OK;
+}
+
+enum proto_status
+h_unpin(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	enum proto_status st;
+	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
+	int first = 0, last, vcpu, done = 0;
+	struct dvm *v;
+
+	if (vm == NULL)
+		return st;
+	last = vm->nr_vcpus - 1;
+	if (json_object_object_get_ex(args, "vcpu", NULL)) {
+		if ((st = hv_arg_vcpu(vm, args, &vcpu, err, errlen)) != PROTO_OK)
+			return st;
+		first = last = vcpu;
+	}
+	for (int c = first; c <= last; c++) {
+		const struct state_entry *e = state_find(d->state, vm->name, c);
+		uint64_t back = e ? e->orig_nodes : NODEMASK_ALL;
+
+		if (d->host->ops->pin_vcpu(d->host, vm->id, c, back) == 0)
+			done++;
+		state_forget(d->state, vm->name, c);
+	}
+	if ((v = daemon_vm(d, vm->id)) != NULL)
+		v->admin_pinned = false;
+	daemon_event(d, vm->id, vm->name, "pin", "admin", 0, "unpinned %d vCPUs", done);
+	*data = json_object_new_object();
+	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
+	json_object_object_add(*data, "unpinned", json_object_new_int(done));
+	return PROTO_OK;
+}
+
+enum proto_status
+h_migrate(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	enum proto_status st;
+	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
+	uint64_t mask;
+	struct dvm *v;
+	char buf[32];
+
+	if (vm == NULL)
+		return st;
+	if ((st = hv_arg_nodes(d, args, "node", &mask, err, errlen)) != PROTO_OK)
+		return st;
+	if (nodemask_weight(mask) != 1) {
+		snprintf(err, errlen, "node: give one node to migrate to");
+		return PROTO_BAD_REQUEST;
+	}
+	if (!vm->policy.migrate || vm->policy.mode == VM_POLICY_MODE_OFF) {
+		snprintf(err, errlen, "%s: its policy (%s%s) does not let vnumad move it", vm->name,
+		         vm_policy_mode_name(vm->policy.mode),
+		         vm->policy.migrate ? "" : ", migrate=no");
+		return PROTO_CONFLICT;
+	}
+	v = daemon_vm(d, vm->id);
+	if (v == NULL) {
+		snprintf(err, errlen, "%s is not known yet: try again in a second", vm->name);
+		return PROTO_CONFLICT;
+	}
+	v->policy = vm->policy;
+	v->policy.nodes = mask;
+	v->policy.mode = VM_POLICY_MODE_AUTO;
+	v->live_policy = true;
+	v->admin_pinned = false;
+	daemon_event(d, vm->id, vm->name, "policy", "migrate", 0, "whole VM to node %s",
+	             nodemask_format(mask, buf, sizeof(buf)));
+	*data = json_object_new_object();
+	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
+	json_object_object_add(*data, "node", json_object_new_int(nodemask_first(mask)));
+	json_object_object_add(*data, "memory_mib", json_object_new_int64((int64_t)vm->mem_mib));
+	return PROTO_OK;
+}
+
+enum proto_status
+h_explain(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	enum proto_status st;
+	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
+	struct engine_vm_report r;
+	uint64_t next, home_mib = 0;
+	char summary[512], buf[32], faults[64];
+
+	if (vm == NULL)
+		return st;
+	engine_report_vm(d->eng, vm->id, &r);
+	for (int n = 0; n < d->snap->nr_nodes; n++)
+		home_mib += nodemask_test(r.home, n) ? vm->resident_mib[n] : 0;
+	if (r.fault_pages > 0)
+		snprintf(faults, sizeof(faults), "%d%% of recent faults local",
+		         r.local_permille / 10);
+	else
+		snprintf(faults, sizeof(faults), "no recent hinting faults");
+	snprintf(summary, sizeof(summary),
+	         "%s is %s: mode %s; home node%s %s (%s); %llu of %llu MiB there; strength %d; "
+	         "%s; sampling %s",
+	         vm->name, handlers_vm_state(d, vm, &r), vm_policy_mode_name(vm->policy.mode),
+	         nodemask_weight(r.home) > 1 ? "s" : "",
+	         r.home ? nodemask_format(r.home, buf, sizeof(buf)) : "none yet",
+	         r.spanning ? "too big for one node: spans them" : "fits one node",
+	         (unsigned long long)home_mib, (unsigned long long)vm->mem_mib, r.strength,
+	         r.local_permille / 10, r.scan_mib_s > 0 ? "active" : "parked (nothing to learn)");
+	*data = json_object_new_object();
+	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
+	json_object_object_add(*data, "home",
+	                       json_object_new_string(nodemask_format(r.home, buf, sizeof(buf))));
+	json_object_object_add(*data, "summary", json_object_new_string(summary));
+	json_object_object_add(*data, "reasons", events_query(&d->events, 0, vm->id, 0, &next));
+	return PROTO_OK;
+}
+
+enum proto_status
+h_place(HANDLER_ARGS)
+{
+	struct daemon *d = ctx;
+	int64_t vcpus = 0, mem = 0, cells = 0;
+	uint64_t nodes = 0, cell_nodes[64] = {0};
+	struct json_object *per = json_object_new_array();
+	char text[256], buf[32];
+	int rc;
+
+	if (proto_arg_int(args, "vcpus", &vcpus) < 0 || vcpus < 1 || vcpus > 4096 ||
+	    proto_arg_int(args, "memory_mib", &mem) < 0 || mem < 2) {
+		json_object_put(per);
+		snprintf(err, errlen, "vcpus (1-4096) and memory_mib (>= 2) are required");
+		return PROTO_BAD_REQUEST;
+	}
+	if (proto_arg_int(args, "cells", &cells) == -EINVAL || cells < 0 || cells > vcpus ||
+	    cells > 64) {
+		json_object_put(per);
+		snprintf(err, errlen, "cells: 0-%lld", (long long)(vcpus < 64 ? vcpus : 64));
+		return PROTO_BAD_REQUEST;
+	}
+	rc = engine_advise(d->eng, d->snap, (int)vcpus, (uint64_t)mem, (int)cells, &nodes,
+	                   cell_nodes, text, sizeof(text));
+	if (rc < 0) {
+		json_object_put(per);
+		snprintf(err, errlen, "no placement: %s", text);
+		return PROTO_CONFLICT;
+	}
+	for (int c = 0; c < cells && cells > 1; c++)
+		json_object_array_add(
+		    per, json_object_new_string(nodemask_format(cell_nodes[c], buf, sizeof(buf))));
+	*data = json_object_new_object();
+	json_object_object_add(*data, "nodes",
+	                       json_object_new_string(nodemask_format(nodes, buf, sizeof(buf))));
+	json_object_object_add(*data, "per_cell", per);
+	json_object_object_add(*data, "reason", json_object_new_string(text));
+	return PROTO_OK;
+}

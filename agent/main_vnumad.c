@@ -1,0 +1,260 @@
+/*
+ * vnumad - the NUMA balancer daemon.  Options are in docs/vnumad.8; the configuration in
+ * docs/vnumad.conf.5.  Start-up is the only place that may exit on an error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/config.h"
+#include "agent/daemon.h"
+#include "agent/log.h"
+#include "agent/state.h"
+#include "agent/version.h"
+
+struct vnumad_opts {
+	const char *check; /* -n: config file to check, "" = the default one */
+	bool check_only;
+	const char *config;   /* -f/--config */
+	const char *simulate; /* --simulate [SCENARIO] */
+	bool have_simulate;
+	double speed;
+	const char *socket;
+	bool foreground, restore;
+	const char *state_file; /* --state FILE (tests and side-by-side runs) */
+};
+
+/* The daemon the signal handlers talk to (signal handlers can reach nothing else). */
+static struct daemon *vnumad_sig_daemon;
+
+static void
+vnumad_on_signal(int sig)
+{
+	if (vnumad_sig_daemon == NULL)
+		return;
+	if (sig == SIGHUP)
+		vnumad_sig_daemon->reload = 1;
+	else
+		vnumad_sig_daemon->stop = 1;
+}
+
+static void
+vnumad_signals(struct daemon *d)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	vnumad_sig_daemon = d;
+	sa.sa_handler = vnumad_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+static void
+vnumad_usage(FILE *f)
+{
+	fprintf(f, "usage: vnumad [-n [FILE]] [-f FILE] [--simulate [SCENARIO|default]] "
+	           "[--speed N]\n"
+	           "              [--socket PATH] [--state FILE] [--foreground] [--restore]\n"
+	           "              [--host linux] [--connect URI] [-V] [-h]\n");
+}
+
+static const char *
+vnumad_optval(int argc, char **argv, int *i, const char *opt)
+{
+	const char *eq = strchr(argv[*i], '=');
+
+	if (eq != NULL)
+		return eq + 1;
+	if (*i + 1 >= argc)
+		fatalx("%s: missing value", opt);
+	return argv[++*i];
+}
+
+/* The word after an option that takes an optional value, unless it is an option itself. */
+static const char *
+vnumad_optional(int argc, char **argv, int *i)
+{
+	const char *eq = strchr(argv[*i], '=');
+
+	if (eq != NULL)
+		return eq + 1;
+	if (*i + 1 < argc && argv[*i + 1][0] != '-')
+		return argv[++*i];
+	return NULL;
+}
+
+static bool
+vnumad_is(const char *arg, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	return strncmp(arg, opt, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+static void
+vnumad_parse(int argc, char **argv, struct vnumad_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "-n") == 0) {
+			o->check_only = true;
+			o->check = vnumad_optional(argc, argv, &i);
+		} else if (strcmp(a, "-f") == 0 || vnumad_is(a, "--config")) {
+			o->config = vnumad_optval(argc, argv, &i, a);
+		} else if (vnumad_is(a, "--simulate")) {
+			o->have_simulate = true;
+			o->simulate = vnumad_optional(argc, argv, &i);
+		} else if (vnumad_is(a, "--speed")) {
+			char *end;
+
+			o->speed = strtod(vnumad_optval(argc, argv, &i, a), &end);
+			if (*end != '\0' || !(o->speed > 0 && o->speed <= 1000))
+				fatalx("--speed: a number of simulated seconds per second, 0-1000");
+		} else if (vnumad_is(a, "--socket")) {
+			o->socket = vnumad_optval(argc, argv, &i, a);
+		} else if (vnumad_is(a, "--state")) {
+			o->state_file = vnumad_optval(argc, argv, &i, a);
+		} else if (strcmp(a, "--foreground") == 0 || strcmp(a, "-d") == 0) {
+			o->foreground = true;
+		} else if (strcmp(a, "--restore") == 0) {
+			o->restore = true;
+		} else if (vnumad_is(a, "--host") || vnumad_is(a, "--connect")) {
+			fatalx("%s: the linux and libvirt backends are not available yet; use "
+			       "--simulate",
+			       a);
+		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+			printf("vnumad %s\n", vnumad_version());
+			exit(0);
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			vnumad_usage(stdout);
+			exit(0);
+		} else {
+			vnumad_usage(stderr);
+			fatalx("unknown option '%s'", a);
+		}
+	}
+}
+
+/* -n: check a configuration file and exit. */
+static int
+vnumad_check(const char *path)
+{
+	struct config cfg;
+	char err[8192];
+
+	if (config_load(path, &cfg, err, sizeof(err)) < 0) {
+		fputs(err, stderr);
+		if (err[0] && err[strlen(err) - 1] != '\n')
+			fputc('\n', stderr);
+		return 1;
+	}
+	printf("%s: configuration OK\n", path);
+	return 0;
+}
+
+static void
+vnumad_config(struct daemon *d, const struct vnumad_opts *o)
+{
+	char err[8192];
+	int rc;
+
+	snprintf(d->config_path, sizeof(d->config_path), "%s",
+	         o->config ? o->config : CONFIG_DEFAULT_PATH);
+	d->config_given = o->config != NULL;
+	rc = config_load(d->config_path, &d->cfg, err, sizeof(err));
+	if (rc == -ENOENT && !d->config_given)
+		config_defaults(&d->cfg);
+	else if (rc < 0)
+		fatalx("%s", err);
+	if (o->socket != NULL)
+		snprintf(d->cfg.socket_path, sizeof(d->cfg.socket_path), "%s", o->socket);
+	if (o->state_file != NULL)
+		snprintf(d->cfg.state_file, sizeof(d->cfg.state_file), "%s", o->state_file);
+	if (!o->have_simulate)
+		fatalx("no host backend: use --simulate [SCENARIO] (the linux and libvirt "
+		       "backends come later)");
+	snprintf(d->scenario, sizeof(d->scenario), "%s", o->simulate ? o->simulate : "default");
+	d->speed = o->speed > 0 ? o->speed : 1.0;
+}
+
+static void
+vnumad_daemonize(void)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid < 0)
+		fatal("fork");
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+}
+
+/* --restore: put back every recorded affinity and exit. */
+static int
+vnumad_restore_only(struct daemon *d)
+{
+	char err[1024];
+	int n;
+
+	events_init(&d->events);
+	if (state_lock(d->cfg.state_file, &d->lock_fd, err, sizeof(err)) < 0 ||
+	    state_load(d->cfg.state_file, &d->state, err, sizeof(err)) < 0 ||
+	    host_sim_open(d->scenario, &d->host, err, sizeof(err)) < 0)
+		fatalx("%s", err);
+	n = daemon_restore(d);
+	printf("restored %d vCPUs\n", n < 0 ? 0 : n);
+	d->cfg.restore_on_exit = false;
+	daemon_fini(d);
+	return n < 0 ? 1 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct vnumad_opts o = {0};
+	struct daemon d;
+	char err[8192];
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	d.lock_fd = -1;
+	log_init("vnumad", LOG_LEVEL_INFO, LOG_TARGET_STDERR);
+	vnumad_parse(argc, argv, &o);
+	if (o.check_only)
+		return vnumad_check(o.check ? o.check : CONFIG_DEFAULT_PATH);
+	vnumad_config(&d, &o);
+	log_init("vnumad", d.cfg.log_level, d.cfg.log_target);
+	if (o.restore)
+		return vnumad_restore_only(&d);
+	if (!o.foreground)
+		vnumad_daemonize();
+	vnumad_signals(&d);
+	rc = daemon_init(&d, err, sizeof(err));
+	if (rc < 0) {
+		daemon_fini(&d);
+		fatalx("%s", err);
+	}
+	daemon_run(&d);
+	log_info("stopping");
+	daemon_fini(&d);
+	return 0;
+}

@@ -1,0 +1,58 @@
+/*
+ * host.h - the seam between the agent and a machine (STYLE: chrony's driver table).
+ *
+ * Every backend - `sim` (the simulated host), later `linux` (procfs, sysfs, syscalls) and
+ * `libvirt` - implements struct host_ops.  The agent observes through snapshot(), acts only
+ * through the privileged-actions module (agent/actions.c), which calls the primitive actions
+ * here after checking each request.  Backends embed struct host as their first member.
+ *
+ * Errors: 0 or -errno.  -ESRCH/-ENOENT mean the VM or thread just went away: routine.
+ */
+#ifndef VNUMAD_HOST_HOST_H
+#define VNUMAD_HOST_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/model.h"
+
+struct host;
+
+struct host_ops {
+	const char *name; /* "sim", "linux", "libvirt" */
+	void (*close)(struct host *h);
+	/* The host clock in seconds (the simulated clock for sim). */
+	double (*now)(struct host *h);
+	/*
+	 * Let host time pass up to until_s.  Real hosts: nothing to do (time passes by itself).
+	 * The simulator runs its model, stopping early when VMs arrive: returns 1 then (the
+	 * agent should run a round at once), else 0.
+	 */
+	int (*advance)(struct host *h, double until_s);
+	int (*snapshot)(struct host *h, struct snapshot **out);
+	int (*pin_vcpu)(struct host *h, int vm_id, int vcpu, uint64_t nodes);
+	int (*bind_memory)(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib,
+	                   uint64_t nodes);
+	int (*move_memory)(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib,
+	                   int from_node, int to_node, uint64_t mib);
+	int (*set_sampling)(struct host *h, int vm_id, double scan_mib_s);
+	/* End of a round's actions (the simulator lets arrived guests boot now). */
+	void (*commit)(struct host *h);
+	/* Where a VM's access data comes from: "fault-stats" or "placement-only", and why. */
+	const char *(*sampling_source)(struct host *h, int vm_id, const char **reason);
+	/* Persistent policy changes (libvirt --config); NULL: not supported. */
+	int (*policy_persist)(struct host *h, int vm_id, const char *policy_xml);
+};
+
+struct host {
+	const struct host_ops *ops;
+};
+
+/*
+ * The simulated host: scenario is a JSON file path, or NULL/"default" for the built-in one.
+ * 0 or -errno with a message in err.
+ */
+int host_sim_open(const char *scenario, struct host **out, char *err, size_t errlen);
+
+#endif

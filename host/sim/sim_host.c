@@ -1,0 +1,180 @@
+/*
+ * sim_host.c - the simulated host behind struct host_ops, for `vnumad --simulate`.
+ *
+ * The simulation runs in external mode: no balancer inside it; vnumad takes snapshots and
+ * acts through the primitives below, each applied as a one-action plan.  advance() steps the
+ * model tick by tick up to the requested host time and stops early when VMs arrive, so the
+ * daemon can place them before their guests touch memory.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/host.h"
+#include "host/sim/scenario.h"
+#include "host/sim/sim.h"
+
+struct sim_host {
+	struct host base; /* first: the agent sees a struct host */
+	struct scenario *scn;
+	struct sim *sim;
+	struct plan one; /* scratch plan for one action */
+};
+
+static struct sim_host *
+sim_host_of(struct host *h)
+{
+	return (struct sim_host *)h;
+}
+
+static void
+sim_host_close(struct host *h)
+{
+	struct sim_host *sh = sim_host_of(h);
+
+	if (sh == NULL)
+		return;
+	sim_free(sh->sim);
+	scenario_free(sh->scn);
+	plan_free(&sh->one);
+	free(sh);
+}
+
+static double
+sim_host_now(struct host *h)
+{
+	return sim_now(sim_host_of(h)->sim);
+}
+
+static int
+sim_host_advance(struct host *h, double until_s)
+{
+	struct sim_host *sh = sim_host_of(h);
+
+	/* The scenario's duration does not stop a daemon's host: it runs on. */
+	while (sim_now(sh->sim) + SIM_TICK_S / 2 < until_s) {
+		int rc = sim_step(sh->sim);
+
+		if (rc < 0)
+			return rc;
+		if (sim_take_arrivals(sh->sim))
+			return 1;
+	}
+	return 0;
+}
+
+static int
+sim_host_snapshot(struct host *h, struct snapshot **out)
+{
+	*out = sim_snapshot(sim_host_of(h)->sim);
+	return 0;
+}
+
+/* Apply the scratch plan; the simulator ignores actions on VMs that are gone. */
+static void
+sim_host_apply(struct sim_host *sh)
+{
+	sim_apply_external(sh->sim, &sh->one);
+	plan_reset(&sh->one);
+}
+
+static int
+sim_host_pin(struct host *h, int vm_id, int vcpu, uint64_t nodes)
+{
+	struct sim_host *sh = sim_host_of(h);
+
+	plan_add_pin(&sh->one, vm_id, vcpu, nodes);
+	sim_host_apply(sh);
+	return 0;
+}
+
+static int
+sim_host_bind(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib, uint64_t nodes)
+{
+	struct sim_host *sh = sim_host_of(h);
+	struct plan_mem_bind *b = plan_add_bind(&sh->one, vm_id, nodes);
+
+	b->start_mib = start_mib;
+	b->len_mib = len_mib;
+	sim_host_apply(sh);
+	return 0;
+}
+
+static int
+sim_host_move(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib, int from_node,
+              int to_node, uint64_t mib)
+{
+	struct sim_host *sh = sim_host_of(h);
+	struct plan_mem_move *mv = plan_add_move(&sh->one, vm_id, from_node, to_node, mib);
+
+	mv->start_mib = start_mib;
+	mv->len_mib = len_mib;
+	sim_host_apply(sh);
+	return 0;
+}
+
+static int
+sim_host_sampling(struct host *h, int vm_id, double scan_mib_s)
+{
+	struct sim_host *sh = sim_host_of(h);
+
+	plan_add_sampling(&sh->one, vm_id, scan_mib_s);
+	sim_host_apply(sh);
+	return 0;
+}
+
+static void
+sim_host_commit(struct host *h)
+{
+	sim_commit_external(sim_host_of(h)->sim);
+}
+
+static const char *
+sim_host_sampling_source(struct host *h, int vm_id, const char **reason)
+{
+	*reason = "simulated hinting faults";
+	return "fault-stats";
+}
+
+static const struct host_ops sim_host_ops = {
+    .name = "sim",
+    .close = sim_host_close,
+    .now = sim_host_now,
+    .advance = sim_host_advance,
+    .snapshot = sim_host_snapshot,
+    .pin_vcpu = sim_host_pin,
+    .bind_memory = sim_host_bind,
+    .move_memory = sim_host_move,
+    .set_sampling = sim_host_sampling,
+    .commit = sim_host_commit,
+    .sampling_source = sim_host_sampling_source,
+    .policy_persist = NULL,
+};
+
+int
+host_sim_open(const char *scenario, struct host **out, char *err, size_t errlen)
+{
+	struct sim_host *sh = xcalloc(1, sizeof(*sh));
+	int rc;
+
+	if (scenario == NULL || strcmp(scenario, "default") == 0)
+		rc = scenario_load_string(scenario_default_json, &sh->scn, err, errlen);
+	else
+		rc = scenario_load_file(scenario, &sh->scn, err, errlen);
+	if (rc < 0)
+		goto fail;
+	sh->sim = sim_new_external(sh->scn, err, errlen);
+	if (sh->sim == NULL) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	plan_init(&sh->one);
+	sh->base.ops = &sim_host_ops;
+	*out = &sh->base;
+	return 0;
+fail:
+	scenario_free(sh->scn);
+	free(sh);
+	return rc;
+}

@@ -1,0 +1,40 @@
+/*
+ * engine.h - what the daemon may ask vnumad's engine besides decide(): set its tunables,
+ * report on a VM (for list, vminfo, explain), and advise where a new VM would go (place).
+ * The state pointer is the one vnumad_balancer_ops.create() returned.
+ */
+#ifndef VNUMAD_POLICY_ENGINE_H
+#define VNUMAD_POLICY_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/model.h"
+
+struct engine_vm_report {
+	bool placed;   /* has a home */
+	bool spanning; /* a group spans nodes */
+	uint64_t home; /* union of its groups' home nodes */
+	int nr_groups;
+	int strength;       /* VM convergence strength 1..1024 (0: too few faults) */
+	int conv_node;      /* -1 when not judged */
+	int local_permille; /* faults on the faulting vCPU's node */
+	double scan_mib_s;  /* sampling intensity asked for */
+	double scan_pass_s;
+	double fault_pages; /* smoothed fault level */
+};
+
+/* New tunables (values <= 0 keep the current one). */
+void engine_configure(void *state, double rate_mib_s, double rebalance_period_s);
+/* 0, or -ENOENT when the engine does not know the VM. */
+int engine_report_vm(void *state, int vm_id, struct engine_vm_report *r);
+/*
+ * Where a new VM of vcpus vCPUs and mem_mib MiB (nr_cells guest cells, 0 = none) would go now;
+ * nothing is reserved.  *nodes gets the node set; cell_nodes[i] (when nr_cells > 1) each cell's
+ * node.  0, or -ENOSPC when no node set holds it, with the reason in text.
+ */
+int engine_advise(void *state, const struct snapshot *snap, int vcpus, uint64_t mem_mib,
+                  int nr_cells, uint64_t *nodes, uint64_t *cell_nodes, char *text, size_t len);
+
+#endif
