@@ -460,8 +460,8 @@ h_explain(HANDLER_ARGS)
 	         nodemask_weight(r.home) > 1 ? "s" : "",
 	         r.home ? nodemask_format(r.home, buf, sizeof(buf)) : "none yet",
 	         r.spanning ? "too big for one node: spans them" : "fits one node",
-	         (unsigned long long)home_mib, (unsigned long long)vm->mem_mib, r.strength,
-	         r.local_permille / 10, r.scan_mib_s > 0 ? "active" : "parked (nothing to learn)");
+	         (unsigned long long)home_mib, (unsigned long long)vm->mem_mib, r.strength, faults,
+	         r.scan_mib_s > 0 ? "active" : "parked (nothing to learn)");
 	*data = json_object_new_object();
 	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(*data, "home",
