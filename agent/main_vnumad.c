@@ -220,6 +220,9 @@ vnumad_restore_only(struct daemon *d)
 	    state_load(d->cfg.state_file, &d->state, err, sizeof(err)) < 0 ||
 	    host_sim_open(d->scenario, &d->host, err, sizeof(err)) < 0)
 		fatalx("%s", err);
+		/* Let the host come up (the simulator starts its VMs on its first tick). */
+	d->host->ops->advance(d->host, d->host->ops->now(d->host) + 1.0);
+	d->host->ops->commit(d->host);
 	n = daemon_restore(d);
 	printf("restored %d vCPUs\n", n < 0 ? 0 : n);
 	d->cfg.restore_on_exit = false;

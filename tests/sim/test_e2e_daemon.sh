@@ -1,0 +1,250 @@
+#!/bin/sh
+# End to end: vnumad on the simulated host with a private socket, driven by every vnumactl
+# command; --json outputs are checked against what the simulation holds.  Also: bad requests,
+# stuck clients, a non-root client, kill -9 and --restore, vnumad -n, a second daemon.
+# Needs jq and setpriv (util-linux).  Logs are kept only on failure.
+set -eu
+
+B=${VNUMAD_BINDIR:?}
+VNUMAD=$B/agent/vnumad
+CTL=$B/agent/vnumactl
+RAW=$B/tests/vnumad_raw
+D=$(mktemp -d)
+chmod 755 "$D"
+SOCK=$D/sock
+CONF=$D/vnumad.conf
+PID=
+FOLLOW_PID=
+HOLD_PIDS=
+
+cleanup() {
+	rc=$?
+	for p in $PID $FOLLOW_PID $HOLD_PIDS; do kill -9 "$p" 2>/dev/null || true; done
+	if [ $rc -ne 0 ]; then
+		echo "--- daemon log ---"
+		cat "$D"/daemon*.log 2>/dev/null || true
+	fi
+	rm -rf "$D"
+	exit $rc
+}
+trap cleanup EXIT INT TERM
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+ctl() { "$CTL" -c "$SOCK" "$@"; }
+jctl() { "$CTL" -c "$SOCK" --json "$@"; }
+# jq -e with a message: check JSON EXPR DESCRIPTION
+check() {
+	printf '%s' "$1" | jq -e "$2" >/dev/null || fail "$3 (jq: $2) in: $(printf '%s' "$1" | head -c 400)"
+}
+
+cat >"$CONF" <<EOF
+# written by the end-to-end test
+sample_period = 1s
+rebalance_period = 2s
+socket_mode = 0666
+state_file = $D/state.json
+restore_on_exit = yes
+log_level = info
+EOF
+
+start_daemon() {
+	"$VNUMAD" -f "$CONF" --simulate default --speed 20 --socket "$SOCK" --foreground \
+		>>"$D/daemon$1.log" 2>&1 &
+	PID=$!
+	i=0
+	until ctl status >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "vnumad did not answer on $SOCK"
+		kill -0 "$PID" 2>/dev/null || fail "vnumad exited at start"
+		sleep 0.1
+	done
+}
+
+rounds() { jctl status | jq -r .rounds; }
+
+# Wait (up to ~20 s) until a jq test on a command's JSON holds.
+wait_for() {
+	i=0
+	while :; do
+		out=$(jctl "$@" 2>/dev/null || true)
+		if printf '%s' "$out" | jq -e "$WAIT_EXPR" >/dev/null 2>&1; then return 0; fi
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "timed out waiting for '$WAIT_EXPR' on '$*': $out"
+		sleep 0.1
+	done
+}
+
+start_daemon 1
+
+# --- read commands against the simulation --------------------------------------------------
+s=$(jctl status)
+check "$s" '.backend == "sim" and .nr_nodes == 4 and .paused == false' "status"
+r1=$(rounds)
+sleep 0.5
+r2=$(rounds)
+[ "$r2" -gt "$r1" ] || fail "rounds do not advance ($r1 -> $r2)"
+
+l=$(jctl list)
+check "$l" '.vms | length == 8' "list: the default scenario starts with 8 VMs"
+check "$l" '[.vms[].name] | index("db-orders") != null' "list has db-orders"
+check "$l" 'all(.vms[]; .mode == "auto" and .policy_ok == true)' "list: modes"
+
+v=$(jctl vminfo db-orders)
+check "$v" '.vcpus == 8 and .memory_mib == 32768' "vminfo: size"
+check "$v" '(.resident_mib | add) == .memory_mib' "vminfo: all memory resident somewhere"
+check "$v" '(.vcpu | length) == 8' "vminfo: vCPU rows"
+check "$v" '.home as $h | .resident_mib[($h | tonumber)] == .memory_mib' "vminfo: memory at home"
+d2=$(jctl dominfo 1000)
+check "$d2" '.name == "db-orders"' "dominfo alias, VM by id"
+
+n=$(jctl nodeinfo)
+check "$n" '.nodes | length == 4' "nodeinfo: 4 nodes"
+check "$n" 'all(.nodes[]; .cpus == 16 and .mem_total_mib == 65536)' "nodeinfo: node sizes"
+total_vcpus=$(printf '%s' "$l" | jq '[.vms[].vcpus] | add')
+check "$n" "([.nodes[].vcpus] | add) == $total_vcpus" "nodeinfo: every vCPU on some node"
+
+p=$(jctl place --vcpus 4 --memory 8G)
+check "$p" '.nodes | test("^[0-3]$")' "place: one node for a small VM"
+p=$(jctl place --vcpus 24 --memory 48G --cells 2)
+check "$p" '.per_cell | length == 2' "place: one node per cell"
+
+e=$(jctl events --limit 5)
+check "$e" '.events | length == 5' "events --limit"
+check "$e" '.events[0].kind == "arrive"' "events start with arrivals"
+x=$(jctl explain db-orders)
+check "$x" '.summary | test("db-orders")' "explain: summary"
+check "$x" '[.reasons[].kind] | index("pin") != null' "explain: the pins that put it home"
+st=$(jctl stats)
+check "$st" '.counters.rounds > 0 and .counters.vcpu_moves > 0 and .counters.binds > 0' "stats"
+ctl top --once | grep -q "db-orders" || fail "top --once"
+printf 'list\nstatus\nquit\n' | "$CTL" -c "$SOCK" | grep -q "db-orders" || fail "shell"
+
+# --- mutating commands -----------------------------------------------------------------------
+"$CTL" -c "$SOCK" events --follow >"$D/follow.out" 2>&1 &
+FOLLOW_PID=$!
+sleep 0.3
+
+pol=$(jctl policy web1 --mode advisory)
+check "$pol" '.policy.mode == "advisory" and .source == "live"' "policy set"
+WAIT_EXPR='.vms[] | select(.name == "web1") | .state == "advisory"'
+wait_for list
+ctl policy web1 --mode auto >/dev/null
+check "$(jctl policy web1)" '.policy.mode == "auto"' "policy show"
+ctl policy web1 --mode bogus 2>"$D/err" && fail "a bad policy value was accepted"
+grep -q "mode" "$D/err" || fail "bad policy: the error does not name the attribute"
+ctl policy web1 --mode auto --config 2>"$D/err" && fail "--config accepted on the sim"
+
+home=$(jctl vminfo web1 | jq -r .home)
+other=$(( (home + 1) % 4 ))
+ctl pin web1 0 "$other" >/dev/null
+WAIT_EXPR=".vcpu[0].node == $other and .mode == \"manual\""
+wait_for vminfo web1
+ctl unpin web1 >/dev/null
+WAIT_EXPR='.mode == "auto"'
+wait_for vminfo web1
+
+home=$(jctl vminfo web2 | jq -r .home)
+dest=$(( (home + 2) % 4 ))
+ctl migrate web2 --node "$dest" --timeout 60 >/dev/null
+m=$(jctl vminfo web2)
+check "$m" ".resident_mib[$dest] == .memory_mib" "migrate: all memory on node $dest"
+check "$m" ".counters.pages_migrated >= 8192 * 256" "migrate: pages counted"
+check "$(jctl stats web2)" '.counters.pages_migrated > 0' "stats VM"
+check "$(jctl events --vm web2 --limit 0)" '[.events[].kind] | index("move") != null' "events --vm"
+
+ctl pause >/dev/null
+check "$(jctl status)" '.paused == true' "pause"
+ctl resume >/dev/null
+check "$(jctl status)" '.paused == false' "resume"
+sleep 0.5
+kill "$FOLLOW_PID" 2>/dev/null || true
+FOLLOW_PID=
+grep -q "pause" "$D/follow.out" || fail "events --follow did not see the pause"
+
+echo "sample_period = 2s" >>"$CONF"
+sed -i 's/^sample_period = 1s$//' "$CONF"
+ctl reload >/dev/null || fail "reload of a good config"
+check "$(jctl status)" '.sample_period_s == 2' "reload took effect"
+echo "sample_period = soon" >>"$CONF"
+ctl reload 2>"$D/err" && fail "reload accepted a bad config"
+grep -q "vnumad.conf:[0-9]*:" "$D/err" || fail "reload error lacks file:line: $(cat "$D/err")"
+check "$(jctl status)" '.sample_period_s == 2' "the old config stays after a bad reload"
+sed -i '/soon/d' "$CONF"
+
+# --- bad requests, stuck clients: the daemon keeps balancing --------------------------------
+r1=$(rounds)
+out=$(printf 'hello there\n' | "$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 400' "garbage request"
+out=$(printf '{"version":1,"cmd":"li\n' | "$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 400' "truncated request"
+out=$(printf '{"version":7,"cmd":"list"}\n' | "$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 426 and (.message | test("version"))' "wrong version"
+out=$(printf '{"cmd":"list"}\n' | "$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 426' "missing version"
+out=$( (printf '{"version":1,"cmd":"list","args":{"x":"'; head -c 70000 /dev/zero | tr '\0' a; printf '"}}\n') | "$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 413' "oversized request"
+out=$(printf '{"version":1,"cmd":"frobnicate"}\n' | "$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 404' "unknown command"
+"$RAW" "$SOCK" --hold 30 &
+HOLD_PIDS="$!"
+printf '{"version":1,"cmd":' | "$RAW" "$SOCK" --wait 30 >/dev/null &
+HOLD_PIDS="$HOLD_PIDS $!"
+sleep 0.5
+# vnumactl gives up after 10 s: a daemon stalled by the silent clients would fail this.
+jctl status >/dev/null || fail "a silent client stalled the daemon"
+sleep 1.5
+r2=$(rounds)
+[ "$r2" -gt "$r1" ] || fail "rounds stopped after bad requests ($r1 -> $r2)"
+
+# --- a non-root client: reads served, changes refused ---------------------------------------
+if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$CTL" -c "$SOCK" "$@"; }
+	for cmd in status list "vminfo db-orders" nodeinfo "policy db-orders" stats \
+		"events --limit 1" "explain db-orders" "place --vcpus 2 --memory 2G"; do
+		# shellcheck disable=SC2086
+		nobody $cmd >/dev/null 2>"$D/err" || fail "read command '$cmd' refused to a non-root client: $(cat "$D/err")"
+	done
+	for cmd in "policy db-orders --mode advisory" "pin db-orders 0 1" "unpin db-orders" \
+		"migrate db-orders --node 1 --no-wait" pause resume reload; do
+		# shellcheck disable=SC2086
+		if nobody $cmd >/dev/null 2>"$D/err"; then fail "mutating '$cmd' allowed to a non-root client"; fi
+		grep -q "permission denied" "$D/err" || fail "'$cmd': no clear refusal: $(cat "$D/err")"
+	done
+else
+	echo "skip: non-root client checks need root and setpriv"
+fi
+
+# --- config checking, a second daemon --------------------------------------------------------
+"$VNUMAD" -n "$CONF" >/dev/null || fail "vnumad -n rejects a good config"
+printf 'sample_period = 1s\nsocket_mode = 9999\nbogus_key = 1\n' >"$D/bad.conf"
+"$VNUMAD" -n "$D/bad.conf" 2>"$D/err" && fail "vnumad -n accepted a bad config"
+grep -q "bad.conf:2:" "$D/err" && grep -q "bad.conf:3:" "$D/err" ||
+	fail "vnumad -n: errors lack file:line: $(cat "$D/err")"
+"$VNUMAD" -f "$CONF" --simulate default --socket "$SOCK" --foreground >"$D/second.log" 2>&1 &&
+	fail "a second daemon started on the same socket and state"
+
+# --- kill -9, state kept, --restore applies it -----------------------------------------------
+n=$(jq '.vcpus | length' "$D/state.json")
+[ "$n" -gt 0 ] || fail "the state file records no pinned vCPU"
+kill -9 "$PID"
+wait "$PID" 2>/dev/null || true
+PID=
+[ "$(jq '.vcpus | length' "$D/state.json")" -eq "$n" ] || fail "kill -9 lost the state"
+out=$("$VNUMAD" -f "$CONF" --simulate default --restore)
+echo "$out" | grep -q "restored [1-9][0-9]* vCPUs" || fail "--restore: $out"
+[ "$(jq '.vcpus | length' "$D/state.json")" -eq 0 ] || fail "--restore left entries behind"
+
+# A restart after the crash takes over the stale socket; an orderly stop restores.
+start_daemon 2
+sleep 1
+[ "$(jq '.vcpus | length' "$D/state.json")" -gt 0 ] || fail "no pins recorded after restart"
+kill -TERM "$PID"
+wait "$PID" || fail "vnumad did not stop cleanly"
+PID=
+[ "$(jq '.vcpus | length' "$D/state.json")" -eq 0 ] || fail "restore_on_exit did not restore"
+[ ! -e "$SOCK" ] || fail "the socket was left behind"
+echo "e2e: all checks passed"
