@@ -23,7 +23,7 @@ void client_close(struct client *c);
  * filled (check rep->status), or -errno on I/O or protocol failure with a message in err.
  */
 int client_call(struct client *c, const char *cmd, struct json_object *args,
-		struct proto_reply *rep, char *err, size_t errlen);
+                struct proto_reply *rep, char *err, size_t errlen);
 
 /*
  * After a successful "events" call with follow=true: wait up to timeout_ms for the next event
@@ -31,6 +31,6 @@ int client_call(struct client *c, const char *cmd, struct json_object *args,
  * closed the stream).
  */
 int client_next_event(struct client *c, int timeout_ms, struct proto_reply *rep, char *err,
-		      size_t errlen);
+                      size_t errlen);
 
 #endif

@@ -23,7 +23,7 @@
 #include "agent/proto.h"
 
 #define CONTROL_MAX_CLIENTS 64
-#define CONTROL_IDLE_S      300   /* drop a client silent this long (not a follower) */
+#define CONTROL_IDLE_S      300       /* drop a client silent this long (not a follower) */
 #define CONTROL_OUT_MAX     (4 << 20) /* queued output per client before it is dropped */
 
 struct control;
@@ -43,30 +43,29 @@ struct control_peer {
  * receiving events (events --follow) calls control_client_follow(client) before returning.
  */
 typedef enum proto_status (*control_handler_fn)(void *ctx, struct control_client *client,
-						const struct control_peer *peer,
-						struct json_object *args,
-						struct json_object **data, char *err, size_t errlen);
+                                                const struct control_peer *peer,
+                                                struct json_object *args, struct json_object **data,
+                                                char *err, size_t errlen);
 
 struct control_command {
 	const char *name;
-	bool mutating;         /* refused (403) unless peer->may_write */
+	bool mutating; /* refused (403) unless peer->may_write */
 	control_handler_fn fn;
 };
 
 struct control_config {
-	const char *path;      /* socket path */
-	mode_t mode;           /* socket file mode, e.g. 0660 */
-	gid_t group;           /* group allowed to mutate; (gid_t)-1: root only */
+	const char *path;                       /* socket path */
+	mode_t mode;                            /* socket file mode, e.g. 0660 */
+	gid_t group;                            /* group allowed to mutate; (gid_t)-1: root only */
 	const struct control_command *commands; /* NULL-name terminated */
-	void *ctx;             /* passed to handlers */
+	void *ctx;                              /* passed to handlers */
 };
 
 /*
  * Create the socket.  If something already answers on path, another daemon runs: -EADDRINUSE
  * with a message.  A stale socket file is replaced.  0 or -errno with a message in err.
  */
-int control_open(const struct control_config *cfg, struct control **out, char *err,
-		 size_t errlen);
+int control_open(const struct control_config *cfg, struct control **out, char *err, size_t errlen);
 void control_close(struct control *ctl); /* closes clients, unlinks the socket */
 
 /* Fill up to max pollfds (listening socket and clients); returns how many. */

@@ -374,7 +374,8 @@ daemon_poll(struct daemon *d, int timeout_ms)
 	struct pollfd fds[CONTROL_MAX_CLIENTS + 1];
 	int n = control_pollfds(d->ctl, fds, CONTROL_MAX_CLIENTS + 1);
 
-	if (poll(fds, (nfds_t)n, timeout_ms) > 0)
+		/* Serviced after every wait, so idle clients are swept even when nothing is ready. */
+	if (poll(fds, (nfds_t)n, timeout_ms) >= 0)
 		control_service(d->ctl, fds, n);
 }
 

@@ -17,28 +17,28 @@
 
 struct json_object;
 
-#define PROTO_VERSION       1
-#define PROTO_MAX_LINE      65536 /* bytes per request line, newline included */
-#define PROTO_CMD_MAX       32
+#define PROTO_VERSION  1
+#define PROTO_MAX_LINE 65536 /* bytes per request line, newline included */
+#define PROTO_CMD_MAX  32
 
 enum proto_status {
 	PROTO_OK = 0,
-	PROTO_BAD_REQUEST = 400,  /* malformed JSON, missing or mistyped field */
-	PROTO_FORBIDDEN = 403,    /* mutating command from a read-only peer */
-	PROTO_NOT_FOUND = 404,    /* unknown command, VM or vCPU */
-	PROTO_CONFLICT = 409,     /* not possible in the current state (e.g. VM mode) */
-	PROTO_TOO_LARGE = 413,    /* request line over PROTO_MAX_LINE */
-	PROTO_BAD_VERSION = 426,  /* version missing or not PROTO_VERSION */
+	PROTO_BAD_REQUEST = 400, /* malformed JSON, missing or mistyped field */
+	PROTO_FORBIDDEN = 403,   /* mutating command from a read-only peer */
+	PROTO_NOT_FOUND = 404,   /* unknown command, VM or vCPU */
+	PROTO_CONFLICT = 409,    /* not possible in the current state (e.g. VM mode) */
+	PROTO_TOO_LARGE = 413,   /* request line over PROTO_MAX_LINE */
+	PROTO_BAD_VERSION = 426, /* version missing or not PROTO_VERSION */
 	PROTO_INTERNAL = 500,
-	PROTO_UNSUPPORTED = 501,  /* the backend cannot do this (e.g. --config on the sim) */
+	PROTO_UNSUPPORTED = 501, /* the backend cannot do this (e.g. --config on the sim) */
 };
 
 struct proto_request {
 	int version;
-	int64_t id;                /* echoed in the reply; 0 if absent */
+	int64_t id; /* echoed in the reply; 0 if absent */
 	char cmd[PROTO_CMD_MAX];
-	struct json_object *args;  /* an object (empty when absent); owned */
-	struct json_object *root;  /* the whole decoded line; owned */
+	struct json_object *args; /* an object (empty when absent); owned */
+	struct json_object *root; /* the whole decoded line; owned */
 };
 
 /*
@@ -47,7 +47,7 @@ struct proto_request {
  * daemon speaks 1)"); on error *req holds nothing to free.
  */
 enum proto_status proto_request_decode(const char *line, size_t len, struct proto_request *req,
-				       char *err, size_t errlen);
+                                       char *err, size_t errlen);
 void proto_request_free(struct proto_request *req);
 
 /* Encode a request as one line with a trailing newline; returns a malloc'd string. */
@@ -58,7 +58,7 @@ char *proto_request_encode(int64_t id, const char *cmd, struct json_object *args
  * consumed.  message may be NULL for PROTO_OK.
  */
 char *proto_reply_encode(int64_t id, enum proto_status status, const char *message,
-			 struct json_object *data);
+                         struct json_object *data);
 
 /* An event line of a followed event stream: {"version":1,"event":{...}}; malloc'd. */
 char *proto_event_encode(struct json_object *event);
@@ -74,7 +74,7 @@ struct proto_reply {
 	struct json_object *root;
 };
 int proto_reply_decode(const char *line, size_t len, struct proto_reply *rep, char *err,
-		       size_t errlen);
+                       size_t errlen);
 void proto_reply_free(struct proto_reply *rep);
 
 const char *proto_status_name(int status);
