@@ -21,21 +21,21 @@
 enum log_target {
 	LOG_TARGET_AUTO = 0, /* journal when started by systemd (JOURNAL_STREAM set), else stderr */
 	LOG_TARGET_STDERR,
-	LOG_TARGET_JOURNAL,  /* stderr with <N> syslog-level prefixes, which journald parses */
+	LOG_TARGET_JOURNAL, /* stderr with <N> syslog-level prefixes, which journald parses */
 };
 
 struct config {
-	char path[PATH_MAX];          /* the file it came from ("" = defaults only) */
-	double sample_period_s;       /* sample_period, default 1s, 100ms..60s */
-	double rebalance_period_s;    /* rebalance_period, default 2s, >= sample_period, <= 600s */
-	char socket_path[108];        /* socket, default /run/vnumad/vnumad.sock */
-	mode_t socket_mode;           /* socket_mode, octal, default 0660 */
-	char control_group[64];       /* control_group, default "" (root only) */
-	char state_file[PATH_MAX];    /* state_file, default /var/lib/vnumad/state.json */
-	bool restore_on_exit;         /* restore_on_exit, yes|no, default yes */
-	int log_level;                /* log_level: error|warning|info|debug, default info */
-	enum log_target log_target;   /* log_target: auto|stderr|journal, default auto */
-	double migrate_rate_mib_s;    /* migrate_rate, e.g. 1024MiB/s (host-wide), default 1024 */
+	char path[PATH_MAX];        /* the file it came from ("" = defaults only) */
+	double sample_period_s;     /* sample_period, default 1s, 100ms..60s */
+	double rebalance_period_s;  /* rebalance_period, default 2s, >= sample_period, <= 600s */
+	char socket_path[108];      /* socket, default /run/vnumad/vnumad.sock */
+	mode_t socket_mode;         /* socket_mode, octal, default 0660 */
+	char control_group[64];     /* control_group, default "" (root only) */
+	char state_file[PATH_MAX];  /* state_file, default /var/lib/vnumad/state.json */
+	bool restore_on_exit;       /* restore_on_exit, yes|no, default yes */
+	int log_level;              /* log_level: error|warning|info|debug, default info */
+	enum log_target log_target; /* log_target: auto|stderr|journal, default auto */
+	double migrate_rate_mib_s;  /* migrate_rate, e.g. 1024MiB/s (host-wide), default 1024 */
 	enum vm_policy_mode default_mode; /* default_mode: auto|advisory|manual|off, default auto */
 };
 

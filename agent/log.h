@@ -29,6 +29,6 @@ void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn))
 void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Rate-limited per VM id, at warning level; now_s is the daemon's clock. */
 void log_vm_warnx(int vm_id, double now_s, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -14,11 +14,11 @@
 #include <stdint.h>
 
 struct state_entry {
-	char vm[64];          /* VM name (stable across daemon restarts) */
-	int vm_id;            /* VM id when recorded (pid on Linux) */
+	char vm[64]; /* VM name (stable across daemon restarts) */
+	int vm_id;   /* VM id when recorded (pid on Linux) */
 	int vcpu;
 	int tid;
-	uint64_t orig_nodes;  /* allowed node mask before vnumad first pinned it */
+	uint64_t orig_nodes; /* allowed node mask before vnumad first pinned it */
 };
 
 struct state {
@@ -35,7 +35,7 @@ int state_save(struct state *st, const char *path, char *err, size_t errlen);
 const struct state_entry *state_find(const struct state *st, const char *vm, int vcpu);
 /* Record vcpu's original mask unless already recorded; marks dirty when added. */
 void state_record(struct state *st, const char *vm, int vm_id, int vcpu, int tid,
-		  uint64_t orig_nodes);
+                  uint64_t orig_nodes);
 void state_forget(struct state *st, const char *vm, int vcpu); /* vcpu < 0: the whole VM */
 
 /* Take an exclusive lock on path + ".lock"; -EBUSY with a message when another holds it. */
