@@ -334,6 +334,13 @@ daemon_reload(struct daemon *d, char *err, size_t errlen)
 	if (rc < 0)
 		return rc;
 	/* The socket and the state file stay where they are until a restart. */
+	if (strcmp(cfg.socket_path, d->cfg.socket_path) != 0 ||
+	    strcmp(cfg.state_file, d->cfg.state_file) != 0 ||
+	    cfg.socket_mode != d->cfg.socket_mode ||
+	    strcmp(cfg.control_group, d->cfg.control_group) != 0 ||
+	    cfg.log_target != d->cfg.log_target)
+		log_warnx("socket, socket_mode, control_group, state_file and log_target changes "
+		          "take effect at the next start");
 	memcpy(cfg.socket_path, d->cfg.socket_path, sizeof(cfg.socket_path));
 	memcpy(cfg.state_file, d->cfg.state_file, sizeof(cfg.state_file));
 	d->cfg = cfg;
@@ -374,7 +381,7 @@ daemon_poll(struct daemon *d, int timeout_ms)
 	struct pollfd fds[CONTROL_MAX_CLIENTS + 1];
 	int n = control_pollfds(d->ctl, fds, CONTROL_MAX_CLIENTS + 1);
 
-		/* Serviced after every wait, so idle clients are swept even when nothing is ready. */
+	/* Serviced after every wait, so idle clients are swept even when nothing is ready. */
 	if (poll(fds, (nfds_t)n, timeout_ms) >= 0)
 		control_service(d->ctl, fds, n);
 }
