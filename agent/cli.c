@@ -14,13 +14,129 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/cmd_host.h"
+#include "agent/cmd_migrate.h"
+#include "agent/cmd_top.h"
+#include "agent/cmd_vm.h"
+#include "agent/shell.h"
 #include "agent/simulate.h"
 #include "agent/version.h"
 
-#define CLI_SPEC_MAX 512 /* longest spec string; specs are short usage lines */
-#define CLI_PROG     "vnumactl"
+#define CLI_SPEC_MAX   512 /* longest spec string; specs are short usage lines */
+#define CLI_PROG       "vnumactl"
+#define CLI_HELP_WIDTH 100 /* --help wraps usage lines before this column */
 
+/*
+ * The commands of BRIEF 4.5 and docs/protocol.md.  "policy" is read-only in the table: without
+ * a setting option it only shows; with one it asks the daemon to change the policy, and the
+ * daemon refuses that (403) to a peer that may not write.
+ */
 const struct cli_command cli_commands[] = {
+    {
+        .name = "list",
+        .spec = "",
+        .handler = cmd_list,
+        .help = "list the VMs: size, policy mode, state, home nodes and locality",
+    },
+    {
+        .name = "vminfo",
+        .aliases = {"dominfo", NULL},
+        .spec = "VM",
+        .handler = cmd_vminfo,
+        .help = "show one VM: policy, placement, memory per node, vCPUs and counters",
+    },
+    {
+        .name = "nodeinfo",
+        .spec = "",
+        .handler = cmd_nodeinfo,
+        .help = "show the host's NUMA nodes: CPUs, load, memory and distances",
+    },
+    {
+        .name = "policy",
+        .spec = "VM [--mode auto|advisory|manual|off] [--nodes LIST] [--placement compact|cells] "
+                "[--migrate yes|no] [--rate RATE] [--priority N] [--group NAME] [--live] "
+                "[--config] [--current]",
+        .handler = cmd_policy,
+        .help = "show a VM's policy; any setting option changes it (needs root or the group)",
+    },
+    {
+        .name = "pin",
+        .spec = "VM VCPU NODE",
+        .handler = cmd_pin,
+        .needs_write = true,
+        .help = "pin one vCPU to a node list; the VM switches to mode manual",
+    },
+    {
+        .name = "unpin",
+        .spec = "VM [VCPU]",
+        .handler = cmd_unpin,
+        .needs_write = true,
+        .help = "remove one vCPU's pin (all without VCPU); the VM returns to its own mode",
+    },
+    {
+        .name = "migrate",
+        .spec = "VM --node N [--no-wait] [--timeout S]",
+        .handler = cmd_migrate,
+        .needs_write = true,
+        .help = "move a whole VM to one node and wait for its memory (progress bar)",
+    },
+    {
+        .name = "stats",
+        .spec = "[VM]",
+        .handler = cmd_stats,
+        .help = "show the host's counters since start, or one VM's",
+    },
+    {
+        .name = "events",
+        .spec = "[--since N] [--limit N] [--vm VM] [--follow]",
+        .handler = cmd_events,
+        .help = "show recent decisions and changes; --follow prints new ones as they come",
+    },
+    {
+        .name = "explain",
+        .spec = "VM",
+        .handler = cmd_explain,
+        .help = "explain why a VM is where it is: its home and the events that put it there",
+    },
+    {
+        .name = "top",
+        .spec = "[--once] [--interval S]",
+        .handler = cmd_top,
+        .help = "live view of nodes and VMs ('q' quits)",
+    },
+    {
+        .name = "place",
+        .spec = "--vcpus N --memory SIZE [--cells K]",
+        .handler = cmd_place,
+        .help = "advise where a new VM would go, from the live host state (nothing reserved)",
+    },
+    {
+        .name = "status",
+        .spec = "",
+        .handler = cmd_status,
+        .help = "show the daemon's state: backend, uptime, rounds, paused, sampling",
+    },
+    {
+        .name = "pause",
+        .spec = "",
+        .handler = cmd_pause,
+        .needs_write = true,
+        .help = "stop acting on VMs (decisions and counters go on, as advisory)",
+    },
+    {
+        .name = "resume",
+        .spec = "",
+        .handler = cmd_resume,
+        .needs_write = true,
+        .help = "start acting on VMs again",
+    },
+    {
+        .name = "reload",
+        .spec = "",
+        .handler = cmd_reload,
+        .needs_write = true,
+        .help = "re-read the configuration file (as SIGHUP); a bad file changes nothing",
+    },
     {
         .name = "simulate",
         .spec = "[SCENARIO] [--policy LIST] [--json] [--plot FILE]",
@@ -34,6 +150,13 @@ const struct cli_command cli_commands[] = {
         .handler = cli_help_cmd,
         .needs_write = false,
         .help = "list the commands, or show how to use one",
+    },
+    {
+        .name = "quit",
+        .aliases = {"exit", NULL},
+        .spec = "",
+        .handler = cli_quit_cmd,
+        .help = "leave the interactive shell",
     },
     {.name = NULL},
 };
@@ -61,6 +184,34 @@ cli_word_is_type(const char *w)
 	return true;
 }
 
+/* A choice type: two or more [a-z0-9-]+ words joined by '|', e.g. "yes|no". */
+static bool
+cli_word_is_choice(const char *w)
+{
+	bool bar = false, word = false;
+
+	for (; *w != '\0'; w++) {
+		if (*w == '|') {
+			if (!word)
+				return false;
+			bar = true;
+			word = false;
+		} else if (islower((unsigned char)*w) || isdigit((unsigned char)*w) || *w == '-') {
+			word = true;
+		} else {
+			return false;
+		}
+	}
+	return bar && word;
+}
+
+/* An option's value placeholder: a type word or a choice. */
+static bool
+cli_word_is_value(const char *w)
+{
+	return cli_word_is_type(w) || cli_word_is_choice(w);
+}
+
 /* An option name: [a-z][a-z0-9-]*. */
 static bool
 cli_word_is_option(const char *w)
@@ -85,7 +236,7 @@ cli_spec_add(struct cli_args *args, const char *name, const char *type, bool pos
 		return cli_fail(err, errlen, "spec word '%s' too long", name);
 	if (positional ? !cli_word_is_type(type) : !cli_word_is_option(name))
 		return cli_fail(err, errlen, "bad spec word '%s'", positional ? type : name);
-	if (!positional && type[0] != '\0' && !cli_word_is_type(type))
+	if (!positional && type[0] != '\0' && !cli_word_is_value(type))
 		return cli_fail(err, errlen, "bad spec type '%s' for --%s", type, name);
 	for (int i = 0; i < args->nr_params; i++) {
 		if (positional && args->params[i].positional && args->params[i].optional &&
@@ -147,7 +298,7 @@ cli_spec_parse(const char *spec, struct cli_args *args, char *err, size_t errlen
 			if (i + 1 == nr_tok || !cli_spec_close(tok[i + 1]))
 				return cli_fail(err, errlen, "unclosed '[' at '%s'", t);
 			r = cli_spec_add(args, t + 2, tok[++i], false, true, err, errlen);
-		} else if (!optional && i + 1 < nr_tok && cli_word_is_type(tok[i + 1])) {
+		} else if (!optional && i + 1 < nr_tok && cli_word_is_value(tok[i + 1])) {
 			r = cli_spec_add(args, t + 2, tok[++i], false, false, err, errlen);
 		} else {
 			r = cli_spec_add(args, t + 2, "", false, optional, err, errlen);
@@ -168,12 +319,32 @@ cli_param_find(const struct cli_args *args, const char *name, size_t len)
 	return -1;
 }
 
+/* Whether value is one of the '|'-separated words of choice. */
+static bool
+cli_choice_match(const char *choice, const char *value)
+{
+	size_t len = strlen(value);
+
+	for (const char *w = choice;; w++) {
+		size_t wlen = strcspn(w, "|");
+
+		if (wlen == len && strncmp(w, value, len) == 0)
+			return true;
+		w += wlen;
+		if (*w == '\0')
+			return false;
+	}
+}
+
 /* Check a value against its placeholder type. */
 static int
 cli_value_check(const struct cli_param *p, const char *value, char *err, size_t errlen)
 {
 	const char *c = value;
 
+	if (strchr(p->type, '|') != NULL && !cli_choice_match(p->type, value))
+		return cli_fail(err, errlen, "option '--%s': '%s' is not one of %s", p->name, value,
+		                p->type);
 	if (strcmp(p->type, "N") != 0)
 		return 0;
 	while (isdigit((unsigned char)*c))
@@ -197,6 +368,8 @@ cli_args_option(struct cli_args *args, int argc, char **argv, int *i, bool *json
 	int idx = cli_param_find(args, word, len);
 	const struct cli_param *p;
 
+	if (idx < 0 && len == 6 && strncmp(word, "domain", 6) == 0)
+		idx = cli_param_find(args, "vm", 2); /* virsh's name for the VM */
 	if (idx < 0 && len == 4 && strncmp(word, "json", 4) == 0 && value == NULL) {
 		*json = true; /* the global option, after the command */
 		return 0;
@@ -352,6 +525,42 @@ cli_global_connect(struct cli_ctx *ctx, int argc, char **argv, int *i)
 	return 0;
 }
 
+/*
+ * A command's usage (name, spec, aliases) at column indent, wrapped before CLI_HELP_WIDTH
+ * with continuation lines indented two more.
+ */
+static void
+cli_usage_line_print(FILE *f, int indent, const struct cli_command *c)
+{
+	char text[CLI_SPEC_MAX * 2], *save = NULL;
+	int col = indent;
+
+	snprintf(text, sizeof(text), "%s %s", c->name, c->spec);
+	for (int a = 0; a < CLI_MAX_ALIASES && c->aliases[a] != NULL; a++) {
+		size_t used = strlen(text);
+
+		snprintf(text + used, sizeof(text) - used, "%s%s", a == 0 ? " (alias: " : ", ",
+		         c->aliases[a]);
+	}
+	if (c->aliases[0] != NULL)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), ")");
+	fprintf(f, "%*s", indent, "");
+	for (char *w = strtok_r(text, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
+		int len = (int)strlen(w);
+
+		if (col > indent && col + 1 + len > CLI_HELP_WIDTH) {
+			fprintf(f, "\n%*s", indent + 2, "");
+			col = indent + 2;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fputs(w, f);
+		col += len;
+	}
+	fputc('\n', f);
+}
+
 static void
 cli_usage_print(const struct cli_ctx *ctx, FILE *f)
 {
@@ -367,11 +576,14 @@ cli_usage_print(const struct cli_ctx *ctx, FILE *f)
 	           "  -h, --help            show this help\n"
 	           "  -V, --version         show the version\n\n"
 	           "commands:\n");
-	for (const struct cli_command *c = ctx->table; c->name != NULL; c++)
+	for (const struct cli_command *c = ctx->table; c->name != NULL; c++) {
 		fprintf(f, "  %-*s  %s\n", width, c->name, c->help);
+		cli_usage_line_print(f, width + 6, c);
+	}
 	fprintf(f,
-	        "\nOptions take \"--opt value\" or \"--opt=value\"; "
-	        "'%s help COMMAND' shows a command's arguments.\n",
+	        "\nOptions take \"--opt value\" or \"--opt=value\"; a VM is a name or an id, "
+	        "also given as\n\"--domain VM\".  With no command, %s reads commands from "
+	        "standard input.\n",
 	        ctx->prog);
 }
 
@@ -416,12 +628,14 @@ cli_run(const struct cli_command *table, int argc, char **argv, FILE *out, FILE 
 		if (r != 0)
 			return r > 0 ? 0 : 1;
 	}
-	if (i >= argc) {
-		/* The interactive shell (BRIEF 4.5) comes with the daemon commands. */
+	if (i < argc)
+		status = cli_dispatch(&ctx, argc - i, argv + i);
+	else if (cli_command_find(table, "quit") != NULL)
+		status = shell_run(&ctx, stdin); /* BRIEF 4.5: no command, an interactive shell */
+	else {
 		fprintf(err, "error: no command given; try '%s help'\n", ctx.prog);
 		return 1;
 	}
-	status = cli_dispatch(&ctx, argc - i, argv + i);
 	if (fflush(out) != 0 || ferror(out)) {
 		fprintf(err, "error: cannot write output: %s\n", strerror(errno));
 		return 1;
@@ -460,5 +674,13 @@ cli_help_cmd(struct cli_ctx *ctx, const struct cli_args *args)
 		return -EINVAL;
 	}
 	cli_command_usage_print(ctx, c);
+	return 0;
+}
+
+int
+cli_quit_cmd(struct cli_ctx *ctx, const struct cli_args *args)
+{
+	(void)args;
+	ctx->quit = true;
 	return 0;
 }

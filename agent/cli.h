@@ -11,10 +11,15 @@
  *   [--opt TYPE]    an optional option with a value
  *   [--flag]        an optional flag (no value)
  *
- * TYPE is a placeholder word; N (a non-negative integer) is checked when parsed, every other
- * type is passed through as text for the handler to check.  Options and positionals may come
- * in any order; "--" ends the options.  "--json" is global and accepted after any command.
- * Errors go to stderr as "error: ..." and give exit status 1.
+ * TYPE is a placeholder word; N (a non-negative integer) is checked when parsed, and so is a
+ * choice written as lower-case words joined by '|' ("yes|no": the value must be one of them);
+ * every other type is passed through as text for the handler to check.  Options and
+ * positionals may come in any order; "--" ends the options.  "--json" is global and accepted
+ * after any command; "--domain" is accepted as another name for a "VM" placeholder (virsh's
+ * spelling).  Errors go to stderr as "error: ..." and give exit status 1.
+ *
+ * With no command, a table that has a "quit" command runs the interactive shell (shell.h) on
+ * standard input; a table without one (as in tests) reports that no command was given.
  */
 #ifndef VNUMAD_AGENT_CLI_H
 #define VNUMAD_AGENT_CLI_H
@@ -52,6 +57,7 @@ struct cli_ctx {
 	bool json;                       /* --json, before or after the command */
 	const struct cli_command *table; /* the table being dispatched (for help) */
 	const char *prog;                /* program name for usage lines */
+	bool quit;                       /* set by "quit": the interactive shell stops */
 };
 
 struct cli_command {
@@ -99,5 +105,8 @@ int cli_run(const struct cli_command *table, int argc, char **argv, FILE *out, F
 
 /* The "help [COMMAND]" handler, usable in any table. */
 int cli_help_cmd(struct cli_ctx *ctx, const struct cli_args *args);
+
+/* The "quit" handler: sets ctx->quit (ends the interactive shell; a no-op elsewhere). */
+int cli_quit_cmd(struct cli_ctx *ctx, const struct cli_args *args);
 
 #endif
