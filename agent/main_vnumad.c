@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "agent/config.h"
 #include "agent/daemon.h"
 #include "agent/log.h"
@@ -220,7 +222,7 @@ vnumad_restore_only(struct daemon *d)
 	    state_load(d->cfg.state_file, &d->state, err, sizeof(err)) < 0 ||
 	    host_sim_open(d->scenario, &d->host, err, sizeof(err)) < 0)
 		fatalx("%s", err);
-		/* Let the host come up (the simulator starts its VMs on its first tick). */
+	/* Let the host come up (the simulator starts its VMs on its first tick). */
 	d->host->ops->advance(d->host, d->host->ops->now(d->host) + 1.0);
 	d->host->ops->commit(d->host);
 	n = daemon_restore(d);
@@ -240,6 +242,9 @@ main(int argc, char **argv)
 
 	memset(&d, 0, sizeof(d));
 	d.lock_fd = -1;
+	/* Replies print doubles with 10 significant digits, not json-c's 17 (0.69999999999999996).
+	 */
+	json_c_set_serialization_double_format("%.10g", JSON_C_OPTION_GLOBAL);
 	log_init("vnumad", LOG_LEVEL_INFO, LOG_TARGET_STDERR);
 	vnumad_parse(argc, argv, &o);
 	if (o.check_only)
