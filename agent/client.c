@@ -38,21 +38,6 @@ struct client {
 	size_t line_len; /* the line last returned, to drop on the next call */
 };
 
-static void client_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-client_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static int64_t
 client_now_ms(void)
 {
@@ -85,19 +70,19 @@ client_open(const char *path, struct client **out, char *err, size_t errlen)
 	if (path == NULL)
 		path = CLIENT_DEFAULT_SOCKET;
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		client_errf(err, errlen, "cannot connect to %s: path too long", path);
+		util_errf(err, errlen, "cannot connect to %s: path too long", path);
 		return -ENAMETOOLONG;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
-		client_errf(err, errlen, "cannot connect to %s: %s", path, strerror(errno));
+		util_errf(err, errlen, "cannot connect to %s: %s", path, strerror(errno));
 		return rc;
 	}
 	if (connect(fd, (const struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		rc = -errno;
-		client_errf(err, errlen, "cannot connect to %s: %s", path, strerror(errno));
+		util_errf(err, errlen, "cannot connect to %s: %s", path, strerror(errno));
 		close(fd);
 		return rc;
 	}
@@ -131,7 +116,7 @@ client_write_all(struct client *c, const char *line, size_t len, int64_t deadlin
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (rc == 0) {
-			client_errf(err, errlen, "vnumad did not take the request in time");
+			util_errf(err, errlen, "vnumad did not take the request in time");
 			return -ETIMEDOUT;
 		}
 		n = rc < 0 ? -1 : send(c->fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -139,7 +124,7 @@ client_write_all(struct client *c, const char *line, size_t len, int64_t deadlin
 			continue;
 		if (n < 0) {
 			rc = -errno;
-			client_errf(err, errlen, "cannot send to vnumad: %s", strerror(errno));
+			util_errf(err, errlen, "cannot send to vnumad: %s", strerror(errno));
 			return rc;
 		}
 		line += n;
@@ -162,7 +147,7 @@ client_fill(struct client *c, int64_t deadline_ms, char *err, size_t errlen)
 		c->off = 0;
 	}
 	if (c->len >= CLIENT_LINE_MAX) {
-		client_errf(err, errlen, "reply longer than %d MiB", CLIENT_LINE_MAX >> 20);
+		util_errf(err, errlen, "reply longer than %d MiB", CLIENT_LINE_MAX >> 20);
 		return -EMSGSIZE;
 	}
 	do
@@ -171,20 +156,20 @@ client_fill(struct client *c, int64_t deadline_ms, char *err, size_t errlen)
 	if (rc <= 0) {
 		rc = rc == 0 ? 0 : -errno;
 		if (rc < 0)
-			client_errf(err, errlen, "poll: %s", strerror(-rc));
+			util_errf(err, errlen, "poll: %s", strerror(-rc));
 		return rc;
 	}
 	util_array_reserve((void **)&c->buf, &c->cap, c->len + CLIENT_READ_CHUNK, 1);
 	n = recv(c->fd, c->buf + c->len, CLIENT_READ_CHUNK, MSG_DONTWAIT);
 	if (n == 0) {
-		client_errf(err, errlen, "vnumad closed the connection");
+		util_errf(err, errlen, "vnumad closed the connection");
 		return -EPIPE;
 	}
 	if (n < 0) {
 		if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
 			return 1; /* try again; the deadline still holds */
 		rc = errno == ECONNRESET ? -EPIPE : -errno;
-		client_errf(err, errlen, "cannot read from vnumad: %s", strerror(errno));
+		util_errf(err, errlen, "cannot read from vnumad: %s", strerror(errno));
 		return rc;
 	}
 	c->len += (size_t)n;
@@ -240,8 +225,8 @@ client_call(struct client *c, const char *cmd, struct json_object *args, struct 
 	while (rc == 0) {
 		rc = client_read_line(c, deadline_ms, &line, &len, err, errlen);
 		if (rc == 0) {
-			client_errf(err, errlen, "no reply from vnumad within %d s",
-			            CLIENT_TIMEOUT_MS / 1000);
+			util_errf(err, errlen, "no reply from vnumad within %d s",
+			          CLIENT_TIMEOUT_MS / 1000);
 			return -ETIMEDOUT;
 		}
 		if (rc < 0)
@@ -256,8 +241,8 @@ client_call(struct client *c, const char *cmd, struct json_object *args, struct 
 		}
 		/* id 0: the daemon could not read ours (it only answers in order). */
 		if (rep->id != id && !(rep->id == 0 && rep->status != PROTO_OK)) {
-			client_errf(err, errlen, "reply id %lld does not match request %lld",
-			            (long long)rep->id, (long long)id);
+			util_errf(err, errlen, "reply id %lld does not match request %lld",
+			          (long long)rep->id, (long long)id);
 			proto_reply_free(rep);
 			return -EPROTO;
 		}
@@ -282,8 +267,8 @@ client_next_event(struct client *c, int timeout_ms, struct proto_reply *rep, cha
 	if (proto_reply_decode(line, len, rep, err, errlen) < 0)
 		return -EPROTO;
 	if (rep->event == NULL) {
-		client_errf(err, errlen, "expected an event, got a reply (status %d: %s)",
-		            rep->status, rep->message);
+		util_errf(err, errlen, "expected an event, got a reply (status %d: %s)",
+		          rep->status, rep->message);
 		proto_reply_free(rep);
 		return -EPROTO;
 	}

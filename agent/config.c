@@ -14,6 +14,7 @@
  * Every line of the file is checked, every error is reported ("PATH:LINE: message\n" each) and
  * nothing of a file with an error is used: the caller's struct is written only on success.
  */
+#include "host/fileio.h"
 #include "agent/config.h"
 
 #include <errno.h>
@@ -826,36 +827,7 @@ config_text_parse(struct config_parse *cp, const char *data, size_t len)
 static int
 config_file_read(const char *path, char **data_out, size_t *len_out)
 {
-	char *data = xmalloc(CONFIG_FILE_MAX_BYTES + 1);
-	size_t len = 0;
-	int fd, rc = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(data);
-		return -errno;
-	}
-	while (len <= CONFIG_FILE_MAX_BYTES) {
-		ssize_t n = read(fd, data + len, CONFIG_FILE_MAX_BYTES + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			rc = -errno;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (rc == 0 && len > CONFIG_FILE_MAX_BYTES)
-		rc = -EFBIG;
-	if (rc < 0) {
-		free(data);
-		return rc;
-	}
-	*data_out = data;
-	*len_out = len;
-	return 0;
+	return fileio_read(path, CONFIG_FILE_MAX_BYTES, data_out, len_out);
 }
 
 int

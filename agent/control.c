@@ -78,21 +78,6 @@ struct control {
 	struct control_stats st;
 };
 
-static void control_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-control_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static double
 control_now_s(void)
 {
@@ -127,38 +112,37 @@ control_probe(const char *path, const struct sockaddr_un *sun, char *err, size_t
 		if (errno == ENOENT)
 			return 0;
 		rc = -errno;
-		control_errf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		util_errf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
 		return rc;
 	}
 	if (!S_ISSOCK(st.st_mode)) {
-		control_errf(err, errlen, "%s exists and is not a socket", path);
+		util_errf(err, errlen, "%s exists and is not a socket", path);
 		return -EEXIST;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
-		control_errf(err, errlen, "socket: %s", strerror(errno));
+		util_errf(err, errlen, "socket: %s", strerror(errno));
 		return rc;
 	}
 	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0 ? 0 : -errno;
 	close(fd);
 	/* -EAGAIN: a listener whose backlog is full, which still means someone is there. */
 	if (rc == 0 || rc == -EAGAIN || rc == -EINPROGRESS) {
-		control_errf(err, errlen, "another vnumad answers on %s", path);
+		util_errf(err, errlen, "another vnumad answers on %s", path);
 		return -EADDRINUSE;
 	}
 	if (rc == -ECONNREFUSED) {
 		if (unlink(path) < 0 && errno != ENOENT) {
 			rc = -errno;
-			control_errf(err, errlen, "cannot remove stale %s: %s", path,
-			             strerror(errno));
+			util_errf(err, errlen, "cannot remove stale %s: %s", path, strerror(errno));
 			return rc;
 		}
 		return 0;
 	}
 	if (rc == -ENOENT)
 		return 0;
-	control_errf(err, errlen, "cannot probe %s: %s", path, strerror(-rc));
+	util_errf(err, errlen, "cannot probe %s: %s", path, strerror(-rc));
 	return rc;
 }
 
@@ -197,7 +181,7 @@ fail_unlink:
 	errno = -rc;
 fail:
 	rc = -errno;
-	control_errf(err, errlen, "cannot %s %s: %s", what, cfg->path, strerror(errno));
+	util_errf(err, errlen, "cannot %s %s: %s", what, cfg->path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -227,12 +211,12 @@ control_open(const struct control_config *cfg, struct control **out, char *err, 
 
 	*out = NULL;
 	if (cfg == NULL || cfg->path == NULL || cfg->path[0] == '\0' || cfg->commands == NULL) {
-		control_errf(err, errlen, "control socket: no path or no commands");
+		util_errf(err, errlen, "control socket: no path or no commands");
 		return -EINVAL;
 	}
 	if (control_sockaddr(cfg->path, &sun) < 0) {
-		control_errf(err, errlen, "socket path too long (at most %zu bytes): %s",
-		             sizeof(sun.sun_path) - 1, cfg->path);
+		util_errf(err, errlen, "socket path too long (at most %zu bytes): %s",
+		          sizeof(sun.sun_path) - 1, cfg->path);
 		return -ENAMETOOLONG;
 	}
 	rc = control_probe(cfg->path, &sun, err, errlen);

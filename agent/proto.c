@@ -41,21 +41,6 @@ proto_is_blank(const char *s, size_t len)
 	return true;
 }
 
-static void proto_errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-proto_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* json-c only fails on out-of-memory; like xmalloc, we abort then. */
 static void
 proto_json_oom(void)
@@ -96,7 +81,7 @@ proto_parse_value(const char *line, size_t len, bool *trailing, char *err, size_
 	if (tok == NULL)
 		proto_json_oom();
 	if (len >= INT_MAX) {
-		proto_errf(err, errlen, "malformed JSON: longer than %d bytes", INT_MAX - 1);
+		util_errf(err, errlen, "malformed JSON: longer than %d bytes", INT_MAX - 1);
 		obj = NULL;
 		goto out;
 	}
@@ -109,12 +94,12 @@ proto_parse_value(const char *line, size_t len, bool *trailing, char *err, size_
 	obj = json_tokener_parse_ex(tok, copy, (int)len + 1);
 	jerr = json_tokener_get_error(tok);
 	if (obj == NULL && jerr == json_tokener_success) {
-		proto_errf(err, errlen, "malformed JSON: null, not an object");
+		util_errf(err, errlen, "malformed JSON: null, not an object");
 		goto out;
 	}
 	if (obj == NULL || jerr != json_tokener_success) {
-		proto_errf(err, errlen, "malformed JSON: %s at byte %zu",
-		           json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
+		util_errf(err, errlen, "malformed JSON: %s at byte %zu",
+		          json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
 		json_object_put(obj);
 		obj = NULL;
 		goto out;
@@ -122,7 +107,7 @@ proto_parse_value(const char *line, size_t len, bool *trailing, char *err, size_
 	end = json_tokener_get_parse_end(tok);
 	*trailing = end < len && !proto_is_blank(copy + end, len - end);
 	if (*trailing)
-		proto_errf(err, errlen, "malformed JSON: trailing garbage at byte %zu", end);
+		util_errf(err, errlen, "malformed JSON: trailing garbage at byte %zu", end);
 out:
 	json_tokener_free(tok);
 	free(copy);
@@ -137,18 +122,18 @@ proto_check_version(struct json_object *root, int *version, char *err, size_t er
 	int64_t n;
 
 	if (!json_object_object_get_ex(root, "version", &v) || v == NULL) {
-		proto_errf(err, errlen, "version: missing (this daemon speaks %d)", PROTO_VERSION);
+		util_errf(err, errlen, "version: missing (this daemon speaks %d)", PROTO_VERSION);
 		return PROTO_BAD_VERSION;
 	}
 	if (!json_object_is_type(v, json_type_int)) {
-		proto_errf(err, errlen, "version: not an integer (this daemon speaks %d)",
-		           PROTO_VERSION);
+		util_errf(err, errlen, "version: not an integer (this daemon speaks %d)",
+		          PROTO_VERSION);
 		return PROTO_BAD_VERSION;
 	}
 	n = json_object_get_int64(v);
 	if (n != PROTO_VERSION) {
-		proto_errf(err, errlen, "bad version %" PRId64 " (this daemon speaks %d)", n,
-		           PROTO_VERSION);
+		util_errf(err, errlen, "bad version %" PRId64 " (this daemon speaks %d)", n,
+		          PROTO_VERSION);
 		return PROTO_BAD_VERSION;
 	}
 	*version = (int)n;
@@ -163,25 +148,25 @@ proto_check_cmd(struct json_object *root, char *cmd, char *err, size_t errlen)
 	size_t n;
 
 	if (!json_object_object_get_ex(root, "cmd", &v) || v == NULL) {
-		proto_errf(err, errlen, "cmd: missing");
+		util_errf(err, errlen, "cmd: missing");
 		return PROTO_BAD_REQUEST;
 	}
 	if (!json_object_is_type(v, json_type_string)) {
-		proto_errf(err, errlen, "cmd: not a string");
+		util_errf(err, errlen, "cmd: not a string");
 		return PROTO_BAD_REQUEST;
 	}
 	s = json_object_get_string(v);
 	n = (size_t)json_object_get_string_len(v);
 	if (n == 0) {
-		proto_errf(err, errlen, "cmd: empty");
+		util_errf(err, errlen, "cmd: empty");
 		return PROTO_BAD_REQUEST;
 	}
 	if (memchr(s, '\0', n) != NULL) {
-		proto_errf(err, errlen, "cmd: contains a NUL byte");
+		util_errf(err, errlen, "cmd: contains a NUL byte");
 		return PROTO_BAD_REQUEST;
 	}
 	if (n >= PROTO_CMD_MAX) {
-		proto_errf(err, errlen, "cmd: longer than %d bytes", PROTO_CMD_MAX - 1);
+		util_errf(err, errlen, "cmd: longer than %d bytes", PROTO_CMD_MAX - 1);
 		return PROTO_BAD_REQUEST;
 	}
 	memcpy(cmd, s, n + 1);
@@ -197,7 +182,7 @@ proto_check_id(struct json_object *root, int64_t *id, char *err, size_t errlen)
 	if (!json_object_object_get_ex(root, "id", &v) || v == NULL)
 		return PROTO_OK;
 	if (!json_object_is_type(v, json_type_int)) {
-		proto_errf(err, errlen, "id: not an integer");
+		util_errf(err, errlen, "id: not an integer");
 		return PROTO_BAD_REQUEST;
 	}
 	*id = json_object_get_int64(v);
@@ -214,7 +199,7 @@ proto_check_args(struct json_object *root, struct json_object **args, char *err,
 		return PROTO_OK;
 	}
 	if (!json_object_is_type(v, json_type_object)) {
-		proto_errf(err, errlen, "args: not an object");
+		util_errf(err, errlen, "args: not an object");
 		return PROTO_BAD_REQUEST;
 	}
 	*args = json_object_get(v);
@@ -228,16 +213,16 @@ proto_check_bytes(const char *line, size_t len, char *err, size_t errlen)
 	const char *nul;
 
 	if (len >= PROTO_MAX_LINE) {
-		proto_errf(err, errlen, "request too large: over %d bytes", PROTO_MAX_LINE);
+		util_errf(err, errlen, "request too large: over %d bytes", PROTO_MAX_LINE);
 		return PROTO_TOO_LARGE;
 	}
 	nul = line == NULL ? NULL : memchr(line, '\0', len);
 	if (nul != NULL) {
-		proto_errf(err, errlen, "malformed request: NUL byte at byte %td", nul - line);
+		util_errf(err, errlen, "malformed request: NUL byte at byte %td", nul - line);
 		return PROTO_BAD_REQUEST;
 	}
 	if (line == NULL || proto_is_blank(line, len)) {
-		proto_errf(err, errlen, "empty request");
+		util_errf(err, errlen, "empty request");
 		return PROTO_BAD_REQUEST;
 	}
 	return PROTO_OK;
@@ -256,7 +241,7 @@ proto_request_decode(const char *line, size_t len, struct proto_request *req, ch
 	bool trailing = false;
 
 	memset(req, 0, sizeof(*req));
-	proto_errf(err, errlen, "ok");
+	util_errf(err, errlen, "ok");
 	st = proto_check_bytes(line, len, err, errlen);
 	if (st != PROTO_OK)
 		return st;
@@ -270,8 +255,8 @@ proto_request_decode(const char *line, size_t len, struct proto_request *req, ch
 		goto out;
 	}
 	if (!json_object_is_type(root, json_type_object)) {
-		proto_errf(err, errlen, "malformed request: JSON %s, not an object",
-		           json_type_to_name(json_object_get_type(root)));
+		util_errf(err, errlen, "malformed request: JSON %s, not an object",
+		          json_type_to_name(json_object_get_type(root)));
 		st = PROTO_BAD_REQUEST;
 		goto out;
 	}
@@ -384,13 +369,13 @@ proto_reply_fields(struct json_object *root, struct proto_reply *rep, char *err,
 
 	if (!json_object_object_get_ex(root, "status", &v) ||
 	    !json_object_is_type(v, json_type_int)) {
-		proto_errf(err, errlen, "reply: status missing or not an integer");
+		util_errf(err, errlen, "reply: status missing or not an integer");
 		return -EINVAL;
 	}
 	rep->status = (int)json_object_get_int(v);
 	if (json_object_object_get_ex(root, "id", &v)) {
 		if (!json_object_is_type(v, json_type_int)) {
-			proto_errf(err, errlen, "reply: id not an integer");
+			util_errf(err, errlen, "reply: id not an integer");
 			return -EINVAL;
 		}
 		rep->id = json_object_get_int64(v);
@@ -412,26 +397,26 @@ proto_reply_parse(const char *line, size_t len, struct proto_reply *rep, char *e
 	bool trailing = false;
 
 	if (line == NULL || memchr(line, '\0', len) != NULL || proto_is_blank(line, len)) {
-		proto_errf(err, errlen, "reply: empty or contains a NUL byte");
+		util_errf(err, errlen, "reply: empty or contains a NUL byte");
 		return -EINVAL;
 	}
 	rep->root = proto_parse_value(line, len, &trailing, err, errlen);
 	if (rep->root == NULL || trailing)
 		return -EINVAL;
 	if (!json_object_is_type(rep->root, json_type_object)) {
-		proto_errf(err, errlen, "reply: not a JSON object");
+		util_errf(err, errlen, "reply: not a JSON object");
 		return -EINVAL;
 	}
 	if (!json_object_object_get_ex(rep->root, "version", &v) ||
 	    !json_object_is_type(v, json_type_int) || json_object_get_int64(v) != PROTO_VERSION) {
-		proto_errf(err, errlen, "reply: bad version %s (this vnumactl speaks %d)",
-		           v == NULL ? "(missing)" : json_object_get_string(v), PROTO_VERSION);
+		util_errf(err, errlen, "reply: bad version %s (this vnumactl speaks %d)",
+		          v == NULL ? "(missing)" : json_object_get_string(v), PROTO_VERSION);
 		return -EINVAL;
 	}
 	rep->version = PROTO_VERSION;
 	if (json_object_object_get_ex(rep->root, "event", &v) && v != NULL) {
 		if (!json_object_is_type(v, json_type_object)) {
-			proto_errf(err, errlen, "event: not an object");
+			util_errf(err, errlen, "event: not an object");
 			return -EINVAL;
 		}
 		rep->event = json_object_get(v);

@@ -13,6 +13,7 @@
  * VM names longer than the 63 bytes struct state_entry holds are recorded cut to 63 bytes and
  * compared that way.
  */
+#include "host/fileio.h"
 #include "agent/state.h"
 
 #include <errno.h>
@@ -47,21 +48,6 @@
 #define STATE_FILE_MODE 0644
 /* Mode of the state directory when state_save or state_lock has to create it. */
 #define STATE_DIR_MODE 0755
-
-static void err_set(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-err_set(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- the in-memory set ----------------------------------------------------------------------- */
 
@@ -146,37 +132,7 @@ state_forget(struct state *st, const char *vm, int vcpu)
 static int
 state_file_read(const char *path, char **data_out, size_t *len_out)
 {
-	char *data = xmalloc(STATE_FILE_MAX_BYTES + 1);
-	size_t len = 0;
-	int fd, rc = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(data);
-		return -errno;
-	}
-	while (len <= STATE_FILE_MAX_BYTES) {
-		ssize_t n = read(fd, data + len, STATE_FILE_MAX_BYTES + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			rc = -errno;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (rc == 0 && len > STATE_FILE_MAX_BYTES)
-		rc = -EFBIG;
-	if (rc < 0) {
-		free(data);
-		return rc;
-	}
-	data[len] = '\0';
-	*data_out = data;
-	*len_out = len;
-	return 0;
+	return fileio_read(path, STATE_FILE_MAX_BYTES, data_out, len_out);
 }
 
 /* An integer field of obj in [min, max]; -EINVAL with the reason in why. */
@@ -377,8 +333,8 @@ state_load(const char *path, struct state **out, char *err, size_t errlen)
 	if (rc < 0) {
 		if (rc == -EFBIG)
 			rc = -EINVAL;
-		err_set(err, errlen, "%s: cannot read: %s", path,
-		        rc == -EINVAL ? "file too large" : strerror(-rc));
+		util_errf(err, errlen, "%s: cannot read: %s", path,
+		          rc == -EINVAL ? "file too large" : strerror(-rc));
 		goto out;
 	}
 	if (memchr(data, '\0', len) != NULL) {
@@ -389,7 +345,7 @@ state_load(const char *path, struct state **out, char *err, size_t errlen)
 		rc = root ? state_root_load(st, root, why, sizeof(why)) : -EINVAL;
 	}
 	if (rc < 0)
-		err_set(err, errlen, "%s: %s", path, why);
+		util_errf(err, errlen, "%s: %s", path, why);
 out:
 	json_object_put(root);
 	free(data);
@@ -522,7 +478,7 @@ state_save(struct state *st, const char *path, char *err, size_t errlen)
 	int rc;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		err_set(err, errlen, "%s: path too long", path);
+		util_errf(err, errlen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
 	rc = state_dir_make(path);
@@ -548,7 +504,7 @@ out:
 	if (tmp_left)
 		unlink(tmp);
 	if (rc < 0) {
-		err_set(err, errlen, "%s %s: %s", what, where, strerror(-rc));
+		util_errf(err, errlen, "%s %s: %s", what, where, strerror(-rc));
 		return rc;
 	}
 	st->dirty = false;
@@ -595,25 +551,25 @@ state_lock(const char *path, int *fd_out, char *err, size_t errlen)
 
 	*fd_out = -1;
 	if (snprintf(lock, sizeof(lock), "%s.lock", path) >= (int)sizeof(lock)) {
-		err_set(err, errlen, "%s: path too long", path);
+		util_errf(err, errlen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
 	rc = state_dir_make(lock);
 	fd = rc < 0 ? rc : open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, STATE_FILE_MODE);
 	if (fd < 0) {
 		rc = rc < 0 ? rc : -errno;
-		err_set(err, errlen, "cannot open %s: %s", lock, strerror(-rc));
+		util_errf(err, errlen, "cannot open %s: %s", lock, strerror(-rc));
 		return rc;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		holder = rc == -EBUSY ? state_lock_holder(fd) : 0;
 		if (rc == -EBUSY && holder > 0)
-			err_set(err, errlen, "another vnumad holds %s (pid %ld)", lock, holder);
+			util_errf(err, errlen, "another vnumad holds %s (pid %ld)", lock, holder);
 		else if (rc == -EBUSY)
-			err_set(err, errlen, "another vnumad holds %s", lock);
+			util_errf(err, errlen, "another vnumad holds %s", lock);
 		else
-			err_set(err, errlen, "cannot lock %s: %s", lock, strerror(-rc));
+			util_errf(err, errlen, "cannot lock %s: %s", lock, strerror(-rc));
 		close(fd);
 		return rc;
 	}

@@ -47,21 +47,6 @@
 /* How many NUMA-node latency matrices we look at; a real host has one ("NUMALatency"). */
 #define TOPO_MAX_MATRICES 8
 
-static void topo_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-topo_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* -errno after a failed hwloc call, -EINVAL if it left errno unset. */
 static int
 topo_errno(void)
@@ -120,26 +105,27 @@ topo_collect_nodes(hwloc_topology_t hw, hwloc_obj_t *objs, char *err, size_t err
 	int nr = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE);
 
 	if (nr <= 0) {
-		topo_err(err, errlen, "topology has no NUMA node");
+		util_errf(err, errlen, "topology has no NUMA node");
 		return -EINVAL;
 	}
 	if (nr > UTIL_MAX_NODES) {
-		topo_err(err, errlen, "topology has %d NUMA nodes, at most %d are supported", nr,
-		         UTIL_MAX_NODES);
+		util_errf(err, errlen, "topology has %d NUMA nodes, at most %d are supported", nr,
+		          UTIL_MAX_NODES);
 		return -EINVAL;
 	}
 	for (int i = 0; i < nr; i++) {
 		objs[i] = hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE, (unsigned)i);
 		if (objs[i] == NULL || objs[i]->os_index == HWLOC_UNKNOWN_INDEX ||
 		    objs[i]->cpuset == NULL) {
-			topo_err(err, errlen, "NUMA node %d has no OS index or no cpuset", i);
+			util_errf(err, errlen, "NUMA node %d has no OS index or no cpuset", i);
 			return -EINVAL;
 		}
 	}
 	qsort(objs, (size_t)nr, sizeof(*objs), topo_node_cmp);
 	for (int i = 1; i < nr; i++) {
 		if (objs[i]->os_index == objs[i - 1]->os_index) {
-			topo_err(err, errlen, "two NUMA nodes have OS index %u", objs[i]->os_index);
+			util_errf(err, errlen, "two NUMA nodes have OS index %u",
+			          objs[i]->os_index);
 			return -EINVAL;
 		}
 	}
@@ -156,8 +142,8 @@ topo_count_cpus(hwloc_topology_t hw, struct topology *topo, char *err, size_t er
 
 	while ((pu = hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_PU, pu)) != NULL) {
 		if (pu->os_index == HWLOC_UNKNOWN_INDEX || pu->os_index >= TOPO_MAX_CPUS) {
-			topo_err(err, errlen, "CPU with OS index %u out of range (max %d)",
-			         pu->os_index, TOPO_MAX_CPUS - 1);
+			util_errf(err, errlen, "CPU with OS index %u out of range (max %d)",
+			          pu->os_index, TOPO_MAX_CPUS - 1);
 			return -EINVAL;
 		}
 		if (!any || pu->os_index > max_id)
@@ -165,7 +151,7 @@ topo_count_cpus(hwloc_topology_t hw, struct topology *topo, char *err, size_t er
 		any = true;
 	}
 	if (!any) {
-		topo_err(err, errlen, "topology has no CPU");
+		util_errf(err, errlen, "topology has no CPU");
 		return -EINVAL;
 	}
 	topo->nr_cpus = (int)max_id + 1;
@@ -204,7 +190,7 @@ topo_map_cpus(hwloc_topology_t hw, hwloc_obj_t *objs, struct topology *topo, cha
 		topo->cpu_node[cpu] = -1;
 	while ((pu = hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_PU, pu)) != NULL) {
 		if (seen[pu->os_index]) {
-			topo_err(err, errlen, "two CPUs have OS index %u", pu->os_index);
+			util_errf(err, errlen, "two CPUs have OS index %u", pu->os_index);
 			ret = -EINVAL;
 			goto out;
 		}
@@ -359,7 +345,7 @@ topo_hwloc_init(hwloc_topology_t *hw, char *err, size_t errlen)
 	if (hwloc_topology_init(hw) < 0) {
 		int ret = topo_errno();
 
-		topo_err(err, errlen, "hwloc_topology_init: %s", strerror(-ret));
+		util_errf(err, errlen, "hwloc_topology_init: %s", strerror(-ret));
 		return ret;
 	}
 	errno = 0;
@@ -367,7 +353,7 @@ topo_hwloc_init(hwloc_topology_t *hw, char *err, size_t errlen)
 		int ret = topo_errno();
 
 		hwloc_topology_destroy(*hw);
-		topo_err(err, errlen, "hwloc_topology_set_flags: %s", strerror(-ret));
+		util_errf(err, errlen, "hwloc_topology_set_flags: %s", strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -384,12 +370,12 @@ topo_hwloc_finish(hwloc_topology_t hw, const char *what, struct topology **out, 
 	errno = 0;
 	if (hwloc_topology_load(hw) < 0) {
 		ret = topo_errno();
-		topo_err(err, errlen, "%s: cannot load: %s", what, strerror(-ret));
+		util_errf(err, errlen, "%s: cannot load: %s", what, strerror(-ret));
 		return ret;
 	}
 	ret = topo_from_hwloc(hw, out, why, sizeof(why));
 	if (ret < 0)
-		topo_err(err, errlen, "%s: %s", what, why);
+		util_errf(err, errlen, "%s: %s", what, why);
 	return ret;
 }
 
@@ -400,7 +386,7 @@ topology_load_machine(struct topology **out, char *err, size_t errlen)
 	int ret;
 
 	if (out == NULL) {
-		topo_err(err, errlen, "topology_load_machine: no output pointer");
+		util_errf(err, errlen, "topology_load_machine: no output pointer");
 		return -EINVAL;
 	}
 	*out = NULL;
@@ -420,7 +406,7 @@ topology_load_synthetic(const char *desc, struct topology **out, char *err, size
 	int ret;
 
 	if (desc == NULL || out == NULL) {
-		topo_err(err, errlen, "topology_load_synthetic: missing description or output");
+		util_errf(err, errlen, "topology_load_synthetic: missing description or output");
 		return -EINVAL;
 	}
 	*out = NULL;
@@ -430,7 +416,7 @@ topology_load_synthetic(const char *desc, struct topology **out, char *err, size
 	errno = 0;
 	if (hwloc_topology_set_synthetic(hw, desc) < 0) {
 		ret = topo_errno();
-		topo_err(err, errlen, "bad synthetic topology \"%s\": %s", desc, strerror(-ret));
+		util_errf(err, errlen, "bad synthetic topology \"%s\": %s", desc, strerror(-ret));
 		goto out;
 	}
 	snprintf(what, sizeof(what), "synthetic topology \"%.80s\"", desc);
@@ -448,7 +434,7 @@ topology_load_xml(const char *path, struct topology **out, char *err, size_t err
 	int ret;
 
 	if (path == NULL || out == NULL) {
-		topo_err(err, errlen, "topology_load_xml: missing path or output");
+		util_errf(err, errlen, "topology_load_xml: missing path or output");
 		return -EINVAL;
 	}
 	*out = NULL;
@@ -458,7 +444,7 @@ topology_load_xml(const char *path, struct topology **out, char *err, size_t err
 	errno = 0;
 	if (hwloc_topology_set_xml(hw, path) < 0) {
 		ret = topo_errno();
-		topo_err(err, errlen, "%s: cannot use as hwloc XML: %s", path, strerror(-ret));
+		util_errf(err, errlen, "%s: cannot use as hwloc XML: %s", path, strerror(-ret));
 		goto out;
 	}
 	snprintf(what, sizeof(what), "hwloc XML file %s", path);
@@ -481,11 +467,11 @@ topo_check_distances(int nr_nodes, const int *distance, char *err, size_t errlen
 			                 : d >= TOPOLOGY_LOCAL && d <= TOPO_DISTANCE_MAX;
 
 			if (!ok) {
-				topo_err(err, errlen,
-				         "distance %d -> %d is %d (want %d on the diagonal, %d..%d "
-				         "elsewhere)",
-				         i, j, d, TOPOLOGY_LOCAL, TOPOLOGY_LOCAL,
-				         TOPO_DISTANCE_MAX);
+				util_errf(
+				    err, errlen,
+				    "distance %d -> %d is %d (want %d on the diagonal, %d..%d "
+				    "elsewhere)",
+				    i, j, d, TOPOLOGY_LOCAL, TOPOLOGY_LOCAL, TOPO_DISTANCE_MAX);
 				return -EINVAL;
 			}
 		}
@@ -497,12 +483,12 @@ static int
 topo_check_uniform(int nr_nodes, int cpus_per_node, const int *distance, char *err, size_t errlen)
 {
 	if (nr_nodes < 1 || nr_nodes > UTIL_MAX_NODES) {
-		topo_err(err, errlen, "%d nodes: want 1..%d", nr_nodes, UTIL_MAX_NODES);
+		util_errf(err, errlen, "%d nodes: want 1..%d", nr_nodes, UTIL_MAX_NODES);
 		return -EINVAL;
 	}
 	if (cpus_per_node < 1 || cpus_per_node > TOPO_MAX_CPUS / nr_nodes) {
-		topo_err(err, errlen, "%d CPUs per node: want 1..%d for %d nodes", cpus_per_node,
-		         TOPO_MAX_CPUS / nr_nodes, nr_nodes);
+		util_errf(err, errlen, "%d CPUs per node: want 1..%d for %d nodes", cpus_per_node,
+		          TOPO_MAX_CPUS / nr_nodes, nr_nodes);
 		return -EINVAL;
 	}
 	if (distance != NULL)
@@ -518,7 +504,7 @@ topology_new_uniform(int nr_nodes, int cpus_per_node, uint64_t mem_mib_per_node,
 	int ret;
 
 	if (out == NULL) {
-		topo_err(err, errlen, "topology_new_uniform: no output pointer");
+		util_errf(err, errlen, "topology_new_uniform: no output pointer");
 		return -EINVAL;
 	}
 	*out = NULL;

@@ -75,6 +75,18 @@ util_array_reserve(void **arr, size_t *cap, size_t need, size_t elem_size)
 }
 
 void
+util_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+void
 util_buf_printf(struct util_buf *buf, const char *fmt, ...)
 {
 	va_list ap;

@@ -19,6 +19,10 @@ char *xstrdup(const char *s);
 /* Grow *arr (of *cap elements of elem_size) so that it holds at least need elements. */
 void util_array_reserve(void **arr, size_t *cap, size_t need, size_t elem_size);
 
+/* Write a message into err (when err is not NULL and errlen > 0), always NUL-terminated. */
+void util_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* A growable, always NUL-terminated text buffer; the owner frees data. */
 struct util_buf {
 	char *data;

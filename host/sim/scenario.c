@@ -7,6 +7,7 @@
  * message starts with the JSON path of the field ("vms[1].cells[0].vcpus[3]: ...").  Nothing
  * is guessed or clamped.
  */
+#include "host/fileio.h"
 #include "host/sim/scenario.h"
 
 #include <errno.h>
@@ -583,47 +584,13 @@ scenario_load_string(const char *json, struct scenario **out, char *err, size_t 
 static int
 scn_read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 {
-	size_t cap = 1 << 16, n = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-	ssize_t r;
+	int rc = fileio_read(path, SCN_TEXT_MAX_BYTES, buf, len);
 
-	*buf = NULL;
-	if (fd < 0) {
-		rc = -errno;
+	if (rc == -EFBIG)
+		snprintf(err, errlen, "%s: larger than %zu MiB, not a scenario", path,
+		         SCN_TEXT_MAX_BYTES >> 20);
+	else if (rc < 0)
 		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-		return rc;
-	}
-	*buf = xmalloc(cap);
-	for (;;) {
-		if (n == cap) {
-			cap = cap * 2 < SCN_TEXT_MAX_BYTES + 1 ? cap * 2 : SCN_TEXT_MAX_BYTES + 1;
-			*buf = xreallocarray(*buf, cap, 1);
-		}
-		r = read(fd, *buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > SCN_TEXT_MAX_BYTES) {
-			rc = -EFBIG;
-			snprintf(err, errlen, "%s: larger than %zu MiB, not a scenario", path,
-			         SCN_TEXT_MAX_BYTES >> 20);
-			goto out;
-		}
-	}
-	*len = n;
-out:
-	close(fd);
-	if (rc < 0) {
-		free(*buf);
-		*buf = NULL;
-	}
 	return rc;
 }
 
