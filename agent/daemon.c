@@ -212,8 +212,11 @@ daemon_observe(struct daemon *d)
 		struct dvm *v = daemon_vm(d, vm->id);
 
 		if (v != NULL && v->nr_vcpus != vm->nr_vcpus) {
-			v->seen = false; /* same id, another VM */
-			daemon_vms_prune(d);
+			/* Same id, another VM: the old one left, this one arrives. */
+			daemon_event(d, v->id, v->name, "leave", "", 0, "%s left", v->name);
+			state_forget(d->state, v->name, -1);
+			free(v->fault_prev);
+			*v = d->vms[--d->nr_vms];
 			v = NULL;
 		}
 		if (v == NULL) {
