@@ -1,0 +1,483 @@
+/*
+ * test_vnuma_load.c - vnuma-load's option and size parsing, its QEMU-like command line, the
+ * access-pattern slice math and the sysfs CPU-list reader (guest-tools/load_*.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "guest-tools/load_opts.h"
+#include "guest-tools/load_pattern.h"
+#include "guest-tools/load_sys.h"
+
+#define MIB ((uint64_t)1 << 20)
+
+/* Parse a NULL-terminated list of arguments (argv[0] added here). */
+static int
+parse(struct load_opts *o, char *err, size_t errlen, ...)
+{
+	char *argv[32] = {"vnuma-load"};
+	int argc = 1;
+	va_list ap;
+
+	va_start(ap, errlen);
+	while ((argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	err[0] = '\0';
+	return load_opts_parse(o, argc, argv, err, errlen);
+}
+
+/* Expect a parse error whose message contains want. */
+#define assert_parse_error(want, ...)                                                              \
+	do {                                                                                       \
+		struct load_opts o_;                                                               \
+		char err_[256];                                                                    \
+		assert_int_equal(parse(&o_, err_, sizeof(err_), __VA_ARGS__, NULL), -EINVAL);      \
+		if (strstr(err_, want) == NULL)                                                    \
+			fail_msg("error '%s' does not mention '%s'", err_, want);                  \
+	} while (0)
+
+static void
+test_size_parse(void **state)
+{
+	uint64_t b = 0;
+
+	assert_int_equal(load_size_parse("64", &b), 0);
+	assert_int_equal(b, 64 * MIB);
+	assert_int_equal(load_size_parse("64M", &b), 0);
+	assert_int_equal(b, 64 * MIB);
+	assert_int_equal(load_size_parse("64mib", &b), 0);
+	assert_int_equal(b, 64 * MIB);
+	assert_int_equal(load_size_parse("1G", &b), 0);
+	assert_int_equal(b, 1024 * MIB);
+	assert_int_equal(load_size_parse("1.5GiB", &b), 0);
+	assert_int_equal(b, 1536 * MIB);
+	assert_int_equal(load_size_parse("2t", &b), 0);
+	assert_int_equal(b, 2 * 1024 * 1024 * MIB);
+	assert_int_equal(load_size_parse("1", &b), 0);
+	assert_int_equal(b, MIB);
+	/* Rounded up to whole pages. */
+	assert_int_equal(load_size_parse("1.0001", &b), 0);
+	assert_int_equal(b, MIB + LOAD_PAGE_BYTES);
+	assert_int_equal(load_size_parse(".5G", &b), 0);
+	assert_int_equal(b, 512 * MIB);
+}
+
+static void
+test_size_parse_rejects(void **state)
+{
+	static const char *const bad[] = {
+	    "",    "M",   "-1", "1x",    "1 G",  "0x10",  "inf", "nan",
+	    "1e3", "0.5", "0",  "1025T", "1..2", "1.2.3", "1GB", "1K",
+	};
+	uint64_t b = 42;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (load_size_parse(bad[i], &b) != -EINVAL)
+			fail_msg("size '%s' was accepted", bad[i]);
+	assert_int_equal(b, 42); /* untouched on error */
+}
+
+static void
+test_seconds_and_uint_parse(void **state)
+{
+	double s = 0;
+	uint64_t v = 0;
+
+	assert_int_equal(load_seconds_parse("2", &s), 0);
+	assert_true(s == 2.0);
+	assert_int_equal(load_seconds_parse("0.25", &s), 0);
+	assert_true(s == 0.25);
+	assert_int_equal(load_seconds_parse("0", &s), -EINVAL);
+	assert_int_equal(load_seconds_parse("-1", &s), -EINVAL);
+	assert_int_equal(load_seconds_parse("1e3", &s), -EINVAL);
+	assert_int_equal(load_seconds_parse("", &s), -EINVAL);
+	assert_int_equal(load_seconds_parse("2s", &s), -EINVAL);
+	assert_int_equal(load_uint_parse("18446744073709551615", UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(load_uint_parse("18446744073709551616", UINT64_MAX, &v), -EINVAL);
+	assert_int_equal(load_uint_parse("5", 4, &v), -EINVAL);
+	assert_int_equal(load_uint_parse("+5", 9, &v), -EINVAL);
+	assert_int_equal(load_uint_parse("5 ", 9, &v), -EINVAL);
+}
+
+static void
+test_opts_defaults(void **state)
+{
+	struct load_opts o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, sizeof(err), "--name", "vm1", NULL), 0);
+	assert_string_equal(o.name, "vm1");
+	assert_int_equal(o.vcpus, 1);
+	assert_true(o.memory_bytes == LOAD_MEMORY_DEFAULT);
+	assert_int_equal(o.node, -1);
+	assert_int_equal(o.workload, LOAD_WL_PRIVATE);
+	assert_true(o.hugepages);
+	assert_false(o.pin);
+	assert_false(o.mbind);
+	assert_true(o.duration_s == 0 && o.report_s == 0);
+	assert_true(o.seed == 1);
+	assert_true(load_opts_phase_s(&o) == 0);
+}
+
+static void
+test_opts_all(void **state)
+{
+	struct load_opts o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, sizeof(err), "--name=db1", "--vcpus", "4", "--memory=2G",
+	                       "--node", "1", "--mbind", "--workload", "cells", "--cells=2",
+	                       "--pin", "--duration", "2.5", "--report=0.5", "--seed", "99",
+	                       "--no-hugepages", NULL),
+	                 0);
+	assert_string_equal(o.name, "db1");
+	assert_int_equal(o.vcpus, 4);
+	assert_true(o.memory_bytes == 2048 * MIB);
+	assert_int_equal(o.node, 1);
+	assert_true(o.mbind && o.pin && !o.hugepages);
+	assert_int_equal(o.workload, LOAD_WL_CELLS);
+	assert_int_equal(o.cells, 2);
+	assert_true(o.duration_s == 2.5 && o.report_s == 0.5);
+	assert_true(o.seed == 99);
+
+	assert_int_equal(parse(&o, err, sizeof(err), "--name", "a", "--workload", "phased", NULL),
+	                 0);
+	assert_true(load_opts_phase_s(&o) == LOAD_PHASED_DEFAULT_S);
+	assert_int_equal(parse(&o, err, sizeof(err), "--name", "a", "--workload", "adverse", NULL),
+	                 0);
+	assert_true(load_opts_phase_s(&o) == LOAD_ADVERSE_DEFAULT_S);
+	assert_int_equal(parse(&o, err, sizeof(err), "--name", "a", "--workload", "adverse",
+	                       "--phase", "3", NULL),
+	                 0);
+	assert_true(load_opts_phase_s(&o) == 3.0);
+	/* --help needs nothing else, not even --name. */
+	assert_int_equal(parse(&o, err, sizeof(err), "--help", NULL), 0);
+	assert_true(o.help);
+}
+
+static void
+test_opts_errors(void **state)
+{
+	assert_parse_error("--name NAME is required", "--vcpus", "2");
+	assert_parse_error("unknown option '--bogus'", "--name", "a", "--bogus");
+	assert_parse_error("unknown option 'extra'", "--name", "a", "extra");
+	assert_parse_error("--vcpus needs a value", "--name", "a", "--vcpus");
+	assert_parse_error("--pin takes no value", "--name", "a", "--pin=yes");
+	assert_parse_error("--vcpus: '0'", "--name", "a", "--vcpus", "0");
+	assert_parse_error("--vcpus: '1025'", "--name", "a", "--vcpus", "1025");
+	assert_parse_error("--memory: '12Q'", "--name", "a", "--memory", "12Q");
+	assert_parse_error("--node: 'x'", "--name", "a", "--node", "x");
+	assert_parse_error("--workload: 'busy'", "--name", "a", "--workload", "busy");
+	assert_parse_error("needs --cells", "--name", "a", "--workload", "cells");
+	assert_parse_error("--cells only applies", "--name", "a", "--cells", "2");
+	assert_parse_error("more cells than", "--name", "a", "--workload", "cells", "--cells", "3",
+	                   "--vcpus", "2");
+	assert_parse_error("--phase only applies", "--name", "a", "--phase", "5");
+	assert_parse_error("--mbind needs --node", "--name", "a", "--mbind");
+	assert_parse_error("--report: '0.01'", "--name", "a", "--report", "0.01");
+	assert_parse_error("--duration: '0'", "--name", "a", "--duration", "0");
+	assert_parse_error("only letters", "--name", "a b");
+	assert_parse_error("only letters", "--name", "a,b");
+	assert_parse_error("1 to 64 characters", "--name", "");
+	assert_parse_error("two different names", "--name", "a", "-name", "guest=b");
+}
+
+static void
+test_qemu_name(void **state)
+{
+	struct load_opts o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, sizeof(err), "-name", "guest=web1,debug-threads=on", NULL),
+	                 0);
+	assert_string_equal(o.name, "web1");
+	assert_int_equal(parse(&o, err, sizeof(err), "-name", "web2", NULL), 0);
+	assert_string_equal(o.name, "web2");
+	/* The same name twice (as after a re-exec) is fine. */
+	assert_int_equal(
+	    parse(&o, err, sizeof(err), "-name", "guest=w,debug-threads=on", "--name", "w", NULL),
+	    0);
+	assert_string_equal(o.name, "w");
+}
+
+static void
+test_reexec_argv_roundtrip(void **state)
+{
+	char *argv[] = {"/usr/bin/vnuma-load", "--name", "vm-7", "--vcpus", "2", NULL};
+	char name_arg[128], *out[sizeof(argv) / sizeof(argv[0]) + 3];
+	struct load_opts o;
+	char err[256];
+
+	assert_int_equal(load_reexec_argv(5, argv, "vm-7", name_arg, sizeof(name_arg), out), 0);
+	assert_string_equal(out[0], "qemu-system-x86_64");
+	assert_string_equal(out[1], "-name");
+	assert_string_equal(out[2], "guest=vm-7,debug-threads=on");
+	assert_string_equal(out[3], "--name");
+	assert_string_equal(out[6], "2");
+	assert_null(out[7]);
+	assert_true(load_is_qemu_argv0(out[0]));
+	assert_true(load_is_qemu_argv0("/opt/x/qemu-system-x86_64"));
+	assert_false(load_is_qemu_argv0(argv[0]));
+	assert_false(load_is_qemu_argv0("qemu-system-x86_64.sh"));
+	/* The re-executed command line parses to the same options. */
+	assert_int_equal(load_opts_parse(&o, 7, out, err, sizeof(err)), 0);
+	assert_string_equal(o.name, "vm-7");
+	assert_int_equal(o.vcpus, 2);
+	assert_int_equal(load_reexec_argv(5, argv, "vm-7", name_arg, 10, out), -ENAMETOOLONG);
+}
+
+static void
+pattern_make(struct load_pattern *p, enum load_workload w, int vcpus, int cells, uint64_t lines)
+{
+	memset(p, 0, sizeof(*p));
+	p->workload = w;
+	p->vcpus = vcpus;
+	p->cells = cells;
+	p->nr_lines = lines;
+	p->phase_s = w == LOAD_WL_PHASED || w == LOAD_WL_ADVERSE ? 10 : 0;
+	p->seed = 5;
+}
+
+static void
+test_slices_tile_ram(void **state)
+{
+	static const uint64_t lines[] = {1000, 1001, 16384, 7};
+	struct load_pattern p;
+	struct load_region r;
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		for (int n = 1; n <= 7; n++) {
+			uint64_t next = 0, min = UINT64_MAX, max = 0;
+
+			pattern_make(&p, LOAD_WL_PRIVATE, n, 0, lines[i]);
+			assert_int_equal(load_pattern_nr_slices(&p), n);
+			for (int s = 0; s < n; s++) {
+				load_pattern_slice_range(&p, s, &r);
+				assert_true(r.first_line ==
+				            next); /* in order, no gap, no overlap */
+				next += r.nr_lines;
+				min = r.nr_lines < min ? r.nr_lines : min;
+				max = r.nr_lines > max ? r.nr_lines : max;
+			}
+			assert_true(next == lines[i]);
+			assert_true(max - min <= 1); /* even */
+		}
+	}
+	pattern_make(&p, LOAD_WL_SHARED, 4, 0, 1000);
+	assert_int_equal(load_pattern_nr_slices(&p), 1);
+	load_pattern_slice_range(&p, load_pattern_home(&p, 3, 0, NULL), &r);
+	assert_true(r.first_line == 0 && r.nr_lines == 1000);
+}
+
+static void
+test_cells_split_evenly(void **state)
+{
+	static const int want[] = {0, 0, 0, 1, 1};
+	struct load_pattern p;
+	struct load_region r;
+
+	pattern_make(&p, LOAD_WL_CELLS, 5, 2, 1000);
+	for (int v = 0; v < 5; v++)
+		assert_int_equal(load_pattern_home(&p, v, 0, NULL), want[v]);
+	load_pattern_slice_range(&p, 1, &r);
+	assert_true(r.first_line == 500 && r.nr_lines == 500);
+	/* Every cell gets vCPUs, in order, sizes differing by at most one. */
+	for (int n = 1; n <= 16; n++) {
+		for (int k = 1; k <= n; k++) {
+			int count[16] = {0}, prev = 0;
+
+			pattern_make(&p, LOAD_WL_CELLS, n, k, 1000);
+			for (int v = 0; v < n; v++) {
+				int c = load_pattern_cell_of(&p, v);
+
+				assert_true(c >= prev && c < k);
+				prev = c;
+				count[c]++;
+			}
+			for (int c = 0; c < k; c++)
+				assert_true(count[c] == n / k || count[c] == n / k + 1);
+		}
+	}
+}
+
+static void
+test_phases(void **state)
+{
+	struct load_pattern p;
+	int scratch[6], seen[6];
+
+	pattern_make(&p, LOAD_WL_PRIVATE, 6, 0, 6000);
+	assert_true(load_pattern_phase(&p, 1e6) == 0);
+	for (int v = 0; v < 6; v++)
+		assert_int_equal(load_pattern_home(&p, v, 0, NULL), v);
+
+	pattern_make(&p, LOAD_WL_PHASED, 6, 0, 6000);
+	assert_true(load_pattern_phase(&p, 0) == 0);
+	assert_true(load_pattern_phase(&p, 9.99) == 0);
+	assert_true(load_pattern_phase(&p, 10) == 1);
+	assert_true(load_pattern_phase(&p, 25) == 2);
+	for (int v = 0; v < 6; v++) {
+		assert_int_equal(load_pattern_home(&p, v, 0, NULL), v);
+		assert_int_equal(load_pattern_home(&p, v, 1, NULL), (v + 1) % 6);
+		assert_int_equal(load_pattern_home(&p, v, 13, NULL), (v + 13) % 6);
+	}
+
+	pattern_make(&p, LOAD_WL_ADVERSE, 6, 0, 6000);
+	for (int v = 0; v < 6; v++)
+		assert_int_equal(load_pattern_home(&p, v, 0, scratch), v);
+	for (uint64_t ph = 1; ph < 20; ph++) {
+		memset(seen, 0, sizeof(seen));
+		for (int v = 0; v < 6; v++)
+			seen[load_pattern_home(&p, v, ph, scratch)]++;
+		for (int s = 0; s < 6; s++)
+			assert_int_equal(seen[s], 1); /* a permutation: each slice has one owner */
+	}
+}
+
+static void
+test_adverse_perm_replays_and_moves(void **state)
+{
+	int a[8], b[8], moved = 0, differs = 0;
+
+	for (uint64_t ph = 1; ph <= 10; ph++) {
+		load_pattern_adverse_perm(7, ph, 8, a);
+		load_pattern_adverse_perm(7, ph, 8, b);
+		assert_memory_equal(a, b, sizeof(a)); /* same seed and phase: same shuffle */
+		for (int i = 0; i < 8; i++)
+			moved += a[i] != i;
+		load_pattern_adverse_perm(8, ph, 8, b);
+		differs += memcmp(a, b, sizeof(a)) != 0;
+	}
+	assert_true(moved > 0);
+	assert_true(differs > 0);
+}
+
+static void
+test_pick_share(void **state)
+{
+	const uint64_t lines = 10000, draws = 200000;
+	struct load_region home = {2500, 2500};
+	struct load_rng rng;
+	uint64_t inside = 0;
+	double share, want = LOAD_LOCAL_SHARE + (1 - LOAD_LOCAL_SHARE) * 0.25;
+
+	load_rng_seed(&rng, 3, 0);
+	for (uint64_t i = 0; i < draws; i++) {
+		uint64_t l = load_pattern_pick(&home, lines, &rng);
+
+		assert_true(l < lines);
+		inside += l >= home.first_line && l < home.first_line + home.nr_lines;
+	}
+	share = (double)inside / (double)draws;
+	if (share < want - 0.01 || share > want + 0.01)
+		fail_msg("share in the home slice %.4f, want %.4f", share, want);
+}
+
+static void
+test_rng(void **state)
+{
+	struct load_rng a, b, c;
+	int same = 0;
+
+	load_rng_seed(&a, 1, 0);
+	load_rng_seed(&b, 1, 0);
+	load_rng_seed(&c, 1, 1);
+	for (int i = 0; i < 100; i++) {
+		uint64_t x = load_rng_next(&a);
+
+		assert_true(x == load_rng_next(&b));
+		same += x == load_rng_next(&c);
+	}
+	assert_int_equal(same, 0); /* vCPU streams differ */
+	for (int i = 0; i < 1000; i++)
+		assert_true(load_rng_below(&a, 3) < 3);
+}
+
+static void
+test_cpulist_parse(void **state)
+{
+	cpu_set_t set;
+
+	assert_int_equal(load_cpulist_parse("0-3,8\n", &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 5);
+	assert_true(CPU_ISSET(3, &set) && CPU_ISSET(8, &set) && !CPU_ISSET(4, &set));
+	assert_int_equal(load_cpulist_parse("\n", &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 0);
+	assert_int_equal(load_cpulist_parse("5", &set), 0);
+	assert_true(CPU_ISSET(5, &set));
+	assert_int_equal(load_cpulist_parse("3-1", &set), -EINVAL);
+	assert_int_equal(load_cpulist_parse("1,", &set), -EINVAL);
+	assert_int_equal(load_cpulist_parse("1,,2", &set), -EINVAL);
+	assert_int_equal(load_cpulist_parse("1-", &set), -EINVAL);
+	assert_int_equal(load_cpulist_parse("a", &set), -EINVAL);
+	assert_int_equal(load_cpulist_parse("0-99999", &set), -EINVAL);
+}
+
+static void
+test_node_cpus_fixture(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+	char root[256], path[512];
+	const char *dirs[] = {"sys", "sys/devices", "sys/devices/system", "sys/devices/system/node",
+	                      "sys/devices/system/node/node1"};
+	cpu_set_t set;
+	FILE *f;
+
+	snprintf(root, sizeof(root), "%s/test_vnuma_load.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(root));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	snprintf(path, sizeof(path), "%s/sys/devices/system/node/node1/cpulist", root);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("2-3\n", f);
+	fclose(f);
+	assert_int_equal(load_node_cpus(root, 1, &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 2);
+	assert_true(CPU_ISSET(2, &set) && CPU_ISSET(3, &set));
+	assert_int_equal(load_node_cpus(root, 0, &set), -ENOENT);
+	unlink(path);
+	for (size_t i = sizeof(dirs) / sizeof(dirs[0]); i > 0; i--) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i - 1]);
+		rmdir(path);
+	}
+	rmdir(root);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_size_parse),
+	    cmocka_unit_test(test_size_parse_rejects),
+	    cmocka_unit_test(test_seconds_and_uint_parse),
+	    cmocka_unit_test(test_opts_defaults),
+	    cmocka_unit_test(test_opts_all),
+	    cmocka_unit_test(test_opts_errors),
+	    cmocka_unit_test(test_qemu_name),
+	    cmocka_unit_test(test_reexec_argv_roundtrip),
+	    cmocka_unit_test(test_slices_tile_ram),
+	    cmocka_unit_test(test_cells_split_evenly),
+	    cmocka_unit_test(test_phases),
+	    cmocka_unit_test(test_adverse_perm_replays_and_moves),
+	    cmocka_unit_test(test_pick_share),
+	    cmocka_unit_test(test_rng),
+	    cmocka_unit_test(test_cpulist_parse),
+	    cmocka_unit_test(test_node_cpus_fixture),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
