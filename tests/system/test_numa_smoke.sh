@@ -1,0 +1,179 @@
+#!/bin/sh
+# System smoke test: boot the emulated NUMA host (tests/system/numa-host.sh) with 2 nodes and
+# with 4, and check inside what the guest kernel makes of it:
+#   2 nodes: node0 and node1 in sysfs, distances 10 21 / 21 10, `numactl -H` agrees; a process
+#            bound to node 1's memory and node 0's CPUs (tests/touch_mem) has its memory on
+#            node 1, and with kernel.numa_balancing=1 its thread gets numa_faults lines with
+#            faults counted in /proc/PID/task/TID/sched (the kernel's NUMA hinting faults work);
+#   4 nodes: four nodes, 21 to the neighbours and 31 to the far node on the ring.
+# Skips (77) when QEMU or a kernel is missing.  Prints the time each boot took.  Logs (console,
+# command output) are kept on failure and their directory named.
+#
+# `test_numa_smoke.sh --guest N` is the part that runs inside the guest.
+set -u
+
+# How long the guest waits for the first numa_faults line, seconds of guest time.  The kernel
+# starts scanning a task scan_delay_ms (1 s by default) after it starts and samples more of its
+# memory each scan_period (1 s minimum); a few seconds are enough, this is only a ceiling.
+FAULTS_WAIT_S=60
+# Memory the touching process keeps writing to, MiB.
+TOUCH_MIB=64
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+# "ok: WHAT", after the guest's uptime in seconds.
+ok() { echo "[$(cut -d' ' -f1 /proc/uptime)] ok: $*"; }
+
+# ---- Inside the guest -------------------------------------------------------------------
+
+# Node directories in sysfs, e.g. "node0 node1".
+guest_nodes() {
+	(cd /sys/devices/system/node && echo node[0-9]*)
+}
+
+guest_topology() {
+	n=$1
+	want=$(i=0 && while [ $i -lt "$n" ]; do printf 'node%d ' $i && i=$((i + 1)); done)
+	[ "$(guest_nodes)" = "${want% }" ] || fail "sysfs nodes are '$(guest_nodes)', not '${want% }'"
+	ok "sysfs has $(guest_nodes)"
+	numactl -H | grep -q "^available: $n nodes (0-$((n - 1)))" ||
+		fail "numactl -H does not show $n nodes: $(numactl -H | head -n 1)"
+	ok "numactl -H: $(numactl -H | head -n 1)"
+}
+
+guest_distances() {
+	i=0
+	for want in "$@"; do
+		got=$(cat /sys/devices/system/node/node$i/distance)
+		[ "$got" = "$want" ] || fail "node$i distance is '$got', not '$want'"
+		ok "node$i distance $got"
+		i=$((i + 1))
+	done
+}
+
+# touch_mem's block in numa_maps (the one anonymous mapping of at least TOUCH_MIB MiB; the
+# kernel may have merged it with a neighbour): bound to node 1 and all of it there.
+guest_check_placement() {
+	line=$(awk -v pages=$((TOUCH_MIB * 256)) '{
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^anon=/ && substr($i, 6) + 0 >= pages)
+				print
+	}' "/proc/$1/numa_maps")
+	[ -n "$line" ] || fail "no $TOUCH_MIB MiB anonymous mapping in /proc/$1/numa_maps"
+	anon=$(echo "$line" | sed -n 's/.* anon=\([0-9]*\) .*/\1/p')
+	case $line in
+	*" bind"*":1 "*" N1=$anon "*) ;;
+	*) fail "touch_mem's memory is not all on node 1: $line" ;;
+	esac
+	ok "touch_mem's $TOUCH_MIB MiB are bound to and on node 1: $line"
+}
+
+# Guest uptime in whole tenths of a second.
+guest_uptime_ds() {
+	awk '{ printf "%d", $1 * 10 }' /proc/uptime
+}
+
+# Wait until touch_mem's thread has counted NUMA faults on some node (its sched file lists
+# every node from the start, with zeros until the first placement); print them and how long
+# that took.
+guest_wait_faults() {
+	sched=/proc/$1/task/$1/sched
+	t0=$(guest_uptime_ds)
+	until grep '^numa_faults node=' "$sched" | grep -q '_private=[1-9]\|_shared=[1-9]'; do
+		kill -0 "$1" 2>/dev/null || fail "touch_mem ended before any NUMA fault was counted"
+		[ $(($(guest_uptime_ds) - t0)) -lt $((FAULTS_WAIT_S * 10)) ] ||
+			fail "no NUMA faults counted after $FAULTS_WAIT_S s: $(grep numa "$sched")"
+		sleep 0.2
+	done
+	t1=$(guest_uptime_ds)
+	ok "NUMA faults counted in $sched after $(((t1 - t0) / 10)).$(((t1 - t0) % 10)) s:"
+	grep 'numa' "$sched" | sed 's/^/    /'
+	grep '^numa_hint_faults' /proc/vmstat | sed 's/^/    vmstat /'
+}
+
+guest_balancing() {
+	tm=${VNUMAD_BINDIR:?}/tests/touch_mem
+	[ -x "$tm" ] || fail "$tm is not built"
+	echo 1 >/proc/sys/kernel/numa_balancing || fail "cannot enable kernel.numa_balancing"
+	ok "kernel.numa_balancing=$(cat /proc/sys/kernel/numa_balancing)"
+	dbg=/sys/kernel/debug/sched/numa_balancing
+	[ -r $dbg/scan_delay_ms ] || fail "$dbg is missing (debugfs not mounted?)"
+	ok "debugfs: scan_delay_ms=$(cat $dbg/scan_delay_ms) scan_period_min_ms=$(cat \
+		$dbg/scan_period_min_ms)"
+	out=$TMPDIR/touch_mem.out
+	# --balancing (MPOL_F_NUMA_BALANCING): without it the kernel does not scan memory under
+	# an explicit policy such as --membind, and no hinting fault is ever taken.
+	numactl --balancing --membind=1 --cpunodebind=0 "$tm" -m $TOUCH_MIB \
+		-s $((FAULTS_WAIT_S + 30)) >"$out" &
+	pid=$!
+	until grep -q ready "$out"; do
+		kill -0 $pid 2>/dev/null || fail "touch_mem died: $(cat "$out")"
+		sleep 0.1
+	done
+	guest_check_placement $pid
+	guest_wait_faults $pid
+	kill $pid
+	wait $pid 2>/dev/null
+	return 0
+}
+
+guest_main() {
+	case $1 in
+	2)
+		guest_topology 2
+		guest_distances "10 21" "21 10"
+		guest_balancing
+		;;
+	4)
+		guest_topology 4
+		guest_distances "10 21 31 21" "21 10 21 31" "31 21 10 21" "21 31 21 10"
+		numactl -H | grep -q ' 31 ' || fail "numactl -H shows no distance 31"
+		ok "numactl -H shows the far distance 31"
+		;;
+	*) fail "--guest wants 2 or 4" ;;
+	esac
+	echo "guest checks passed"
+}
+
+if [ "${1:-}" = --guest ]; then
+	guest_main "${2:-}"
+	exit
+fi
+
+# ---- On the host ------------------------------------------------------------------------
+
+SYS=${VNUMAD_SRCDIR:?}/tests/system
+: "${VNUMAD_BINDIR:?}"
+HARNESS=$SYS/numa-host.sh
+D=$(mktemp -d)
+
+cleanup() {
+	rc=$?
+	if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
+		rm -rf "$D"
+	else
+		echo "logs kept in $D (console.log: the guest's console; cmd.log: the checks)"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+sh "$HARNESS" check || exit
+
+# boot N: run the guest checks on an N-node host; print the wall time.
+boot() {
+	t0=$(date +%s.%N)
+	sh "$HARNESS" run --nodes "$1" --out "$D/nodes$1" -- sh "$SYS/test_numa_smoke.sh" --guest "$1"
+	rc=$?
+	t1=$(date +%s.%N)
+	echo "time: $1-node boot and checks took $(awk -v a="$t0" -v b="$t1" \
+		'BEGIN { printf "%.1f", b - a }') s"
+	[ $rc -eq 0 ] || fail "$1-node guest checks failed with status $rc (see $D/nodes$1/)"
+}
+
+boot 2
+boot 4
+echo "numa smoke test passed"
