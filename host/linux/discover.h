@@ -1,0 +1,84 @@
+/*
+ * discover.h - find the QEMU processes on a Linux host and what vnumad needs to know about
+ * each: its name, its vCPU threads, its guest RAM size and where that RAM sits.
+ *
+ * Everything is read under a root directory (NULL or "/" = this machine) so tests run on the
+ * fixture trees in tests/fixtures/linux/qemu-*.  A process or thread that vanishes while we
+ * read is routine and silently dropped; a process whose files are malformed is skipped and
+ * counted, with the reason, in struct linux_discover_skips.
+ *
+ * Rules:
+ * - A QEMU process: its comm starts with "qemu-system-" or is "qemu-kvm", or so does the
+ *   basename of its argv[0].
+ * - Name: the -name value ("guest=NAME,..." or "NAME,..."; ",," is a literal comma), else
+ *   "pid-N".
+ * - vCPUs: threads named "CPU n/KVM" or "CPU n/TCG" (QEMU names them so with
+ *   -name ...,debug-threads=on, which libvirt always passes); sorted by index n, gaps kept.
+ * - Guest RAM mappings: among the anonymous, memfd and hugetlbfs mappings of numa_maps, the
+ *   largest by resident bytes and every other one holding at least 1/LINUX_RAM_MAP_FRACTION
+ *   of it (QEMU splits RAM per vNUMA cell or memory backend).
+ * - Guest RAM size: the -m option ("-m 1024", "-m 4G", "-m size=2G,maxmem=..."; no suffix
+ *   means MiB); without one, the resident size of the RAM mappings.
+ */
+#ifndef VNUMAD_HOST_LINUX_DISCOVER_H
+#define VNUMAD_HOST_LINUX_DISCOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A mapping counts as guest RAM when it holds at least 1/LINUX_RAM_MAP_FRACTION of the largest
+ * candidate's resident bytes.  Default 8: a per-cell split of up to 8 uneven cells is kept,
+ * while QEMU's own heaps and thread arenas (a few MiB) are not.
+ */
+#define LINUX_RAM_MAP_FRACTION 8
+/* Length of a VM name we keep, with its NUL (struct snap_vm.name has 64 bytes). */
+#define LINUX_VM_NAME_MAX 64
+
+struct linux_vm_vcpu {
+	int index; /* n of "CPU n/KVM" */
+	int tid;
+};
+
+struct linux_vm {
+	int pid;
+	char name[LINUX_VM_NAME_MAX];
+	int nr_vcpus;
+	struct linux_vm_vcpu *vcpus; /* ascending index, owned */
+	uint64_t mem_mib;            /* guest RAM size */
+	bool mem_from_cmdline;       /* mem_mib came from -m (else from numa_maps) */
+	/* Guest RAM mappings, from numa_maps. */
+	int nr_ram_maps;
+	bool ram_huge;          /* some RAM mapping is hugetlbfs-backed */
+	bool ram_bound;         /* some RAM mapping has an explicit policy without =balancing */
+	char ram_policy[32];    /* the first such policy, e.g. "bind:1", for messages */
+	int nr_resident;        /* entries in resident_kib: highest node id + 1 */
+	uint64_t *resident_kib; /* per OS node id, guest RAM only; owned */
+};
+
+/* Why processes were skipped (malformed files); vanished ones are not counted. */
+struct linux_discover_skips {
+	int skipped;
+	char reason[128]; /* the last reason, e.g. "pid 5500: numa_maps: Invalid argument" */
+};
+
+/*
+ * Scan <root>/proc.  *out is a malloc'd array of *nr VMs, ascending pid (NULL when none);
+ * free it with linux_vms_free.  Returns 0, or -errno when /proc itself cannot be read.
+ */
+int linux_vms_discover(const char *root, struct linux_vm **out, size_t *nr);
+/* The same, reporting skipped processes into *skips (may be NULL). */
+int linux_vms_discover_skips(const char *root, struct linux_vm **out, size_t *nr,
+                             struct linux_discover_skips *skips);
+void linux_vms_free(struct linux_vm *vms, size_t nr);
+
+/* Pure helpers, exposed for tests. */
+/* The VM name from a -name value; false when it holds none. */
+bool linux_qemu_name_parse(const char *value, char name[LINUX_VM_NAME_MAX]);
+/* A -m value in MiB; -EINVAL when malformed. */
+int linux_qemu_mem_parse(const char *value, uint64_t *mib);
+/* "CPU n/KVM" or "CPU n/TCG": the vCPU index, or -1. */
+int linux_vcpu_comm_index(const char *comm);
+
+#endif

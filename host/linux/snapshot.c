@@ -1,0 +1,235 @@
+/*
+ * snapshot.c - build a struct snapshot from /proc and /sys (snapshot.h).
+ */
+#include "host/linux/snapshot.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/linux/discover.h"
+#include "host/linux/procfs.h"
+#include "host/linux/sysfs.h"
+#include "policy/util.h"
+
+/* One vCPU thread as read. */
+struct vcpu_obs {
+	int tid;
+	int cpu;
+	uint64_t allowed_nodes;
+	struct linux_sched sched;
+};
+
+/* One VM as read; nr_vcpus == 0 leaves it out of the snapshot. */
+struct vm_obs {
+	const struct linux_vm *vm;
+	int nr_vcpus;
+	struct vcpu_obs *vcpus;
+};
+
+static int
+node_index(const struct linux_nodes *nodes, int id)
+{
+	for (int i = 0; i < nodes->nr_nodes; i++)
+		if (nodes->nodes[i].id == id)
+			return i;
+	return -1;
+}
+
+static bool
+cpu_in(const int *cpus, int nr, int cpu)
+{
+	for (int i = 0; i < nr; i++)
+		if (cpus[i] == cpu)
+			return true;
+	return false;
+}
+
+/* The allowed-nodes rule of snapshot.h. */
+static uint64_t
+allowed_nodes(const struct linux_nodes *nodes, const struct linux_task_status *st)
+{
+	uint64_t all = 0, some = 0;
+
+	for (int i = 0; i < nodes->nr_nodes && i < UTIL_MAX_NODES; i++) {
+		const struct linux_node *n = &nodes->nodes[i];
+		int in = 0;
+
+		for (int c = 0; c < n->nr_cpus; c++)
+			in += cpu_in(st->cpus_allowed, st->nr_cpus_allowed, n->cpus[c]);
+		if (n->nr_cpus > 0 && in == n->nr_cpus)
+			all |= nodemask_of(i);
+		if (in > 0)
+			some |= nodemask_of(i);
+	}
+	return all ? all : some ? some : NODEMASK_ALL;
+}
+
+/* 0, -ENOENT (vanished: drop it) or another -errno (malformed: skip the VM). */
+static int
+vcpu_read(const char *root, const struct linux_nodes *nodes, int pid, int tid, struct vcpu_obs *obs)
+{
+	struct linux_task_stat stat;
+	struct linux_task_status status = {0};
+	int ret;
+
+	memset(obs, 0, sizeof(*obs));
+	obs->tid = tid;
+	if ((ret = linux_task_stat_read(root, pid, tid, &stat)) < 0)
+		return ret;
+	obs->cpu = stat.processor;
+	if ((ret = linux_task_status_read(root, pid, tid, &status)) < 0)
+		return ret;
+	obs->allowed_nodes = allowed_nodes(nodes, &status);
+	linux_task_status_free(&status);
+	return linux_sched_read(root, pid, tid, &obs->sched);
+}
+
+static void
+vm_obs_free(struct vm_obs *o)
+{
+	for (int i = 0; i < o->nr_vcpus; i++)
+		linux_sched_free(&o->vcpus[i].sched);
+	free(o->vcpus);
+	o->vcpus = NULL;
+	o->nr_vcpus = 0;
+}
+
+static void
+vm_obs_read(const char *root, const struct linux_nodes *nodes, const struct linux_vm *vm,
+            struct vm_obs *o)
+{
+	o->vm = vm;
+	o->nr_vcpus = 0;
+	o->vcpus = xcalloc((size_t)vm->nr_vcpus + 1, sizeof(*o->vcpus));
+	for (int i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu_obs *v = &o->vcpus[o->nr_vcpus];
+		int ret = vcpu_read(root, nodes, vm->pid, vm->vcpus[i].tid, v);
+
+		if (ret == 0) {
+			o->nr_vcpus++;
+			continue;
+		}
+		linux_sched_free(&v->sched);
+		if (ret != -ENOENT) {
+			vm_obs_free(o); /* malformed: skip the whole VM this round */
+			return;
+		}
+	}
+}
+
+static void
+snap_nodes_fill(struct snapshot *snap, const struct linux_nodes *nodes)
+{
+	for (int i = 0; i < nodes->nr_nodes; i++) {
+		const struct linux_node *n = &nodes->nodes[i];
+
+		snap->nodes[i].id = n->id;
+		snap->nodes[i].nr_cpus = n->nr_cpus;
+		snap->nodes[i].mem_total_mib = n->mem.mem_total_kib / 1024;
+		snap->nodes[i].mem_free_mib = n->mem.mem_free_kib / 1024;
+		for (int j = 0; j < nodes->nr_nodes; j++)
+			snap->distance[i * nodes->nr_nodes + j] = n->distance[j];
+		for (int c = 0; c < n->nr_cpus; c++)
+			snap->cpu_node[n->cpus[c]] = i;
+	}
+}
+
+static void
+snap_vm_fill(struct snap_vm *sv, const struct vm_obs *o, const struct snapshot *snap,
+             const struct linux_nodes *nodes)
+{
+	const struct linux_vm *vm = o->vm;
+
+	sv->id = vm->pid;
+	memcpy(sv->name, vm->name, sizeof(sv->name));
+	sv->mem_mib = vm->mem_mib;
+	for (int n = 0; n < vm->nr_resident; n++) {
+		int idx = node_index(nodes, n);
+
+		if (idx >= 0)
+			sv->resident_mib[idx] = vm->resident_kib[n] / 1024;
+	}
+	for (int c = 0; c < o->nr_vcpus; c++) {
+		const struct vcpu_obs *v = &o->vcpus[c];
+		struct snap_vcpu *sc = &sv->vcpus[c];
+		uint64_t *priv = (uint64_t *)sc->faults_private;
+		uint64_t *shared = (uint64_t *)sc->faults_shared;
+
+		sc->tid = v->tid;
+		sc->cpu = v->cpu;
+		sc->node = v->cpu >= 0 && v->cpu < snap->nr_cpus ? snap->cpu_node[v->cpu] : 0;
+		sc->allowed_nodes = v->allowed_nodes;
+		for (int f = 0; f < v->sched.nr_faults; f++) {
+			int idx = node_index(nodes, v->sched.faults[f].node);
+
+			if (idx < 0)
+				continue;
+			priv[idx] = v->sched.faults[f].task_private;
+			shared[idx] = v->sched.faults[f].task_shared;
+		}
+	}
+}
+
+static int
+max_cpu_id(const struct linux_nodes *nodes)
+{
+	int max = 0;
+
+	for (int i = 0; i < nodes->nr_nodes; i++)
+		for (int c = 0; c < nodes->nodes[i].nr_cpus; c++)
+			if (nodes->nodes[i].cpus[c] > max)
+				max = nodes->nodes[i].cpus[c];
+	return max;
+}
+
+int
+linux_snapshot_build(const char *root, struct snapshot **out)
+{
+	struct linux_nodes nodes = {0};
+	struct linux_vm *vms = NULL;
+	struct vm_obs *obs = NULL;
+	struct snapshot *snap;
+	int *nr_vcpus = NULL, nr_kept = 0, ret;
+	size_t nr_vms = 0;
+
+	*out = NULL;
+	if ((ret = linux_nodes_read(root, &nodes)) < 0)
+		goto out;
+	if ((ret = linux_vms_discover(root, &vms, &nr_vms)) < 0)
+		goto out;
+	obs = xcalloc(nr_vms + 1, sizeof(*obs));
+	nr_vcpus = xcalloc(nr_vms + 1, sizeof(int));
+	for (size_t i = 0; i < nr_vms; i++) {
+		vm_obs_read(root, &nodes, &vms[i], &obs[nr_kept]);
+		if (obs[nr_kept].nr_vcpus > 0) {
+			nr_vcpus[nr_kept] = obs[nr_kept].nr_vcpus;
+			nr_kept++;
+		}
+	}
+	snap = snapshot_new(nodes.nr_nodes, max_cpu_id(&nodes) + 1, nr_kept, nr_vcpus);
+	snap_nodes_fill(snap, &nodes);
+	for (int i = 0; i < nr_kept; i++)
+		snap_vm_fill(&snap->vms[i], &obs[i], snap, &nodes);
+	*out = snap;
+	ret = 0;
+out:
+	for (int i = 0; i < nr_kept; i++)
+		vm_obs_free(&obs[i]);
+	free(obs);
+	free(nr_vcpus);
+	linux_vms_free(vms, nr_vms);
+	linux_nodes_free(&nodes);
+	return ret;
+}
+
+double
+linux_cpu_use(uint64_t prev_ticks, uint64_t now_ticks, double dt_s, long hz)
+{
+	double use;
+
+	if (dt_s <= 0 || hz <= 0 || now_ticks < prev_ticks)
+		return 0;
+	use = (double)(now_ticks - prev_ticks) / (double)hz / dt_s;
+	return use > 1 ? 1 : use;
+}

@@ -1,0 +1,36 @@
+/*
+ * snapshot.h - a struct snapshot (policy/model.h) from a Linux host's /proc and /sys.
+ *
+ * Not yet wired into the daemon.  What one call cannot know is left for the backend that calls
+ * it repeatedly: cpu_use (needs two samples of a thread's utime+stime: linux_cpu_use()),
+ * uptime_s, now_s and the migration feedback are 0.
+ */
+#ifndef VNUMAD_HOST_LINUX_SNAPSHOT_H
+#define VNUMAD_HOST_LINUX_SNAPSHOT_H
+
+#include <stdint.h>
+
+#include "policy/model.h"
+
+/*
+ * Build a snapshot under root (NULL or "/" = this machine):
+ * - nodes from sysfs (ids, online CPUs, MemTotal/MemFree, distances);
+ * - one VM per QEMU process with at least one vCPU thread (discover.h), id = pid, default
+ *   policy, mem_mib from -m or numa_maps, resident_mib per node from its guest RAM mappings;
+ * - per vCPU: tid, cpu = stat's processor, node = that CPU's node, faults_private/shared =
+ *   sched's task_private/task_shared per node;
+ * - allowed_nodes: the nodes that have CPUs, all of which are in the thread's
+ *   Cpus_allowed_list.  If none qualifies (a mask cutting through every node), the nodes with
+ *   at least one allowed CPU; if still none, NODEMASK_ALL.
+ * Vanished processes and threads are dropped; a VM with a malformed file is skipped.
+ * Returns 0 or -errno when the nodes cannot be read.
+ */
+int linux_snapshot_build(const char *root, struct snapshot **out);
+
+/*
+ * CPUs used between two samples of a thread's utime+stime (clock ticks at hz per second),
+ * dt_s seconds apart, clamped to 0..1; 0 when dt_s <= 0, hz <= 0 or the counter went back.
+ */
+double linux_cpu_use(uint64_t prev_ticks, uint64_t now_ticks, double dt_s, long hz);
+
+#endif
