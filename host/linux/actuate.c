@@ -1,0 +1,784 @@
+/*
+ * actuate.c - thread affinity within the cpuset, page-location sampling and paced page
+ * migration on move_pages(2).  See actuate.h.
+ */
+#define _GNU_SOURCE
+#include "host/linux/actuate.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "host/linux/scan.h"
+#include "host/linux/sysfs.h"
+#include "policy/util.h"
+
+/* MPOL_MF_MOVE from <linux/mempolicy.h>: move pages mapped only by this process. */
+#define ACT_MPOL_MF_MOVE (1 << 1)
+/* Largest cgroup file we read (/proc/<tid>/cgroup lists one line per hierarchy). */
+#define ACT_CGROUP_MAX_BYTES ((size_t)64 * 1024)
+/*
+ * Transparent huge page size on x86-64 and arm64 (4 KiB base pages), bytes.  Batches of base
+ * pages end on its boundaries so that a huge page is never split over two move_pages calls:
+ * its head moves the whole folio, the tails report EBUSY and a second look counts them moved.
+ */
+#define ACT_HUGE_BYTES ((uint64_t)2 * 1024 * 1024)
+/* Floor of the budget cap in bytes: one 2 MiB huge page must always fit in a tick. */
+#define ACT_BUDGET_FLOOR_BYTES ((double)ACT_HUGE_BYTES)
+
+/* ---- cpuset ----------------------------------------------------------------------------- */
+
+static int
+act_idlist_file(const char *root, const char *dir, const char *rel, const char *file, int **cpus,
+                int *nr)
+{
+	char *data;
+	size_t len;
+	int ret;
+
+	ret = linux_file_read(root, ACT_CGROUP_MAX_BYTES, &data, &len, "%s%s/%s", dir, rel, file);
+	if (ret < 0)
+		return ret;
+	ret = linux_idlist_parse(data, len, LINUX_MAX_CPUS, cpus, nr);
+	free(data);
+	if (ret == 0 && *nr == 0) /* an unconfigured v1 cpuset: look further */
+		ret = -ENOENT;
+	return ret;
+}
+
+/*
+ * From /proc/<tid>/cgroup, the path of tid's v1 cpuset cgroup (*v1 true) or else of its v2
+ * cgroup, into path.  -ENOENT when neither appears.
+ */
+static int
+act_cgroup_path(const char *data, char *path, size_t pathlen, bool *v1)
+{
+	char *copy = xstrdup(data), *save = NULL, *line;
+	int ret = -ENOENT;
+
+	for (line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		char *ctl = strchr(line, ':'), *p, *tok, *save2 = NULL;
+
+		if (ctl == NULL || (p = strchr(ctl + 1, ':')) == NULL)
+			continue;
+		*p++ = '\0';
+		if (p[0] != '/' || strstr(p, "/..") != NULL || strlen(p) >= pathlen)
+			continue;
+		if (strcmp(line, "0:") == 0 && ctl[1] == '\0' && ret == -ENOENT) {
+			snprintf(path, pathlen, "%s", p);
+			*v1 = false;
+			ret = 0;
+			continue;
+		}
+		for (tok = strtok_r(ctl + 1, ",", &save2); tok; tok = strtok_r(NULL, ",", &save2)) {
+			if (strcmp(tok, "cpuset") == 0) {
+				snprintf(path, pathlen, "%s", p);
+				*v1 = true;
+				free(copy);
+				return 0;
+			}
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+/* Cut the last component off an absolute cgroup path; false once at "/". */
+static bool
+act_path_up(char *path)
+{
+	char *slash = strrchr(path, '/');
+
+	if (slash == NULL || strcmp(path, "/") == 0)
+		return false;
+	if (slash == path)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return true;
+}
+
+static int
+act_cgroup_cpus(const char *root, const char *cg, bool v1, int **cpus, int *nr)
+{
+	char cur[PATH_MAX];
+	int ret;
+
+	snprintf(cur, sizeof(cur), "%s", cg);
+	do {
+		const char *rel = strcmp(cur, "/") == 0 ? "" : cur;
+
+		if (v1) {
+			ret = act_idlist_file(root, "/sys/fs/cgroup/cpuset", rel,
+			                      "cpuset.effective_cpus", cpus, nr);
+			if (ret != -ENOENT)
+				return ret;
+			ret = act_idlist_file(root, "/sys/fs/cgroup/cpuset", rel, "cpuset.cpus",
+			                      cpus, nr);
+		} else {
+			ret = act_idlist_file(root, "/sys/fs/cgroup", rel, "cpuset.cpus.effective",
+			                      cpus, nr);
+		}
+		if (ret != -ENOENT)
+			return ret;
+	} while (act_path_up(cur));
+	return -ENOENT;
+}
+
+int
+linux_cpuset_cpus_read(const char *root, pid_t tid, int **cpus, int *nr)
+{
+	char cg[PATH_MAX];
+	char *data = NULL;
+	size_t len;
+	bool v1 = false;
+	int ret;
+
+	*cpus = NULL;
+	*nr = 0;
+	ret = linux_file_read(root, ACT_CGROUP_MAX_BYTES, &data, &len, "/proc/%d/cgroup", (int)tid);
+	if (ret == -ENOENT)
+		return -ESRCH;
+	if (ret == 0 && act_cgroup_path(data, cg, sizeof(cg), &v1) == 0) {
+		ret = act_cgroup_cpus(root, cg, v1, cpus, nr);
+		if (ret == 0)
+			goto out;
+	}
+	ret = act_idlist_file(root, "/sys/devices/system/cpu", "", "online", cpus, nr);
+out:
+	free(data);
+	return ret;
+}
+
+/* ---- affinity --------------------------------------------------------------------------- */
+
+static bool
+act_ids_has(const int *ids, int nr, int id)
+{
+	int lo = 0, hi = nr;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (ids[mid] == id)
+			return true;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int
+linux_affinity_set(pid_t tid, const int *cpus, int nr, char *err, size_t errlen)
+{
+	size_t setsize = CPU_ALLOC_SIZE(LINUX_MAX_CPUS);
+	cpu_set_t *set = NULL;
+	int *allowed = NULL, nr_allowed = 0, kept = 0, ret, i;
+
+	if (cpus == NULL || nr <= 0) {
+		util_errf(err, errlen, "thread %d: no CPUs given", (int)tid);
+		return -EINVAL;
+	}
+	ret = linux_cpuset_cpus_read(NULL, tid, &allowed, &nr_allowed);
+	if (ret == -ESRCH)
+		goto out;
+	if ((set = CPU_ALLOC(LINUX_MAX_CPUS)) == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	CPU_ZERO_S(setsize, set);
+	for (i = 0; i < nr; i++) {
+		if (cpus[i] < 0 || cpus[i] >= LINUX_MAX_CPUS) {
+			util_errf(err, errlen, "thread %d: CPU %d out of range", (int)tid, cpus[i]);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (ret == 0 && !act_ids_has(allowed, nr_allowed, cpus[i]))
+			continue; /* outside the cpuset: the kernel would drop it anyway */
+		CPU_SET_S((size_t)cpus[i], setsize, set);
+		kept++;
+	}
+	if (kept == 0) {
+		util_errf(err, errlen,
+		          "thread %d: none of the %d requested CPUs (first %d) is in its "
+		          "cpuset (%d CPUs, first %d)",
+		          (int)tid, nr, cpus[0], nr_allowed, nr_allowed > 0 ? allowed[0] : -1);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = sched_setaffinity(tid, setsize, set) == 0 ? 0 : -errno;
+	if (ret < 0 && ret != -ESRCH)
+		util_errf(err, errlen, "thread %d: sched_setaffinity: %s", (int)tid,
+		          strerror(-ret));
+out:
+	if (set != NULL)
+		CPU_FREE(set);
+	free(allowed);
+	return ret;
+}
+
+int
+linux_affinity_get(pid_t tid, int **cpus, int *nr)
+{
+	size_t setsize = CPU_ALLOC_SIZE(LINUX_MAX_CPUS);
+	cpu_set_t *set = CPU_ALLOC(LINUX_MAX_CPUS);
+	int ret = 0, n, c;
+
+	*cpus = NULL;
+	*nr = 0;
+	if (set == NULL)
+		return -ENOMEM;
+	CPU_ZERO_S(setsize, set);
+	if (sched_getaffinity(tid, setsize, set) != 0) {
+		ret = -errno;
+		goto out;
+	}
+	n = CPU_COUNT_S(setsize, set);
+	*cpus = xcalloc(n > 0 ? (size_t)n : 1, sizeof(**cpus));
+	for (c = 0; c < LINUX_MAX_CPUS && *nr < n; c++)
+		if (CPU_ISSET_S((size_t)c, setsize, set))
+			(*cpus)[(*nr)++] = c;
+out:
+	CPU_FREE(set);
+	return ret;
+}
+
+/* ---- page locations --------------------------------------------------------------------- */
+
+static long
+act_move_pages_sys(void *ctx, pid_t pid, unsigned long count, void **pages, const int *nodes,
+                   int *status, int flags)
+{
+	(void)ctx;
+	return syscall(SYS_move_pages, (long)pid, count, pages, nodes, status, (long)flags);
+}
+
+int
+linux_pages_where(pid_t pid, void *const *addrs, size_t n, int *nodes_out)
+{
+	if (n == 0)
+		return 0;
+	if (act_move_pages_sys(NULL, pid, n, (void **)addrs, NULL, nodes_out, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- the migrator ----------------------------------------------------------------------- */
+
+struct act_slot {
+	bool used;
+	struct linux_migrate_req req;
+	struct linux_migrate_status st;
+};
+
+struct act_retry {
+	int id;
+	uint64_t addr;
+	int tries;
+};
+
+struct linux_migrator {
+	double rate_bytes_s;
+	int batch_pages;
+	uint64_t page_bytes;
+	linux_move_pages_fn fn;
+	void *ctx;
+	struct act_slot *slots;
+	int nr_slots;
+	struct act_retry *retry;
+	int nr_retry;
+	bool started;
+	double first_s, last_s, budget_bytes;
+	uint64_t scanned; /* pages looked at in this tick */
+	struct linux_migrator_stats stats;
+	/* per-batch buffers of batch_pages entries */
+	void **pages, **mpages;
+	int *status, *mnodes, *mstatus;
+};
+
+struct linux_migrator *
+linux_migrator_new(double rate_mib_s, int batch_pages)
+{
+	struct linux_migrator *m = xcalloc(1, sizeof(*m));
+	long psz = sysconf(_SC_PAGESIZE);
+	size_t n;
+
+	m->rate_bytes_s = (rate_mib_s > 0 ? rate_mib_s : 1.0) * 1024 * 1024;
+	m->batch_pages = batch_pages > 0 ? batch_pages : LINUX_MIGRATE_BATCH_PAGES;
+	m->page_bytes = psz > 0 ? (uint64_t)psz : 4096;
+	m->fn = act_move_pages_sys;
+	m->slots = xcalloc(LINUX_MIGRATE_MAX_REQS, sizeof(*m->slots));
+	m->retry = xcalloc(LINUX_MIGRATE_RETRY_MAX, sizeof(*m->retry));
+	n = (size_t)m->batch_pages;
+	m->pages = xcalloc(n, sizeof(*m->pages));
+	m->mpages = xcalloc(n, sizeof(*m->mpages));
+	m->status = xcalloc(n, sizeof(*m->status));
+	m->mnodes = xcalloc(n, sizeof(*m->mnodes));
+	m->mstatus = xcalloc(n, sizeof(*m->mstatus));
+	return m;
+}
+
+void
+linux_migrator_free(struct linux_migrator *m)
+{
+	if (m == NULL)
+		return;
+	free(m->slots);
+	free(m->retry);
+	free(m->pages);
+	free(m->mpages);
+	free(m->status);
+	free(m->mnodes);
+	free(m->mstatus);
+	free(m);
+}
+
+void
+linux_migrator_set_syscall(struct linux_migrator *m, linux_move_pages_fn fn, void *ctx)
+{
+	m->fn = fn != NULL ? fn : act_move_pages_sys;
+	m->ctx = fn != NULL ? ctx : NULL;
+}
+
+int
+linux_migrator_add(struct linux_migrator *m, const struct linux_migrate_req *req)
+{
+	uint64_t step = req->step_bytes ? req->step_bytes : m->page_bytes;
+	int id;
+
+	if (req->len == 0 || req->to_node < 0 || req->to_node >= LINUX_MAX_NODES ||
+	    req->start % m->page_bytes != 0 || step % m->page_bytes != 0 ||
+	    req->start + req->len < req->start)
+		return -EINVAL;
+	for (id = 0; id < LINUX_MIGRATE_MAX_REQS && m->slots[id].used; id++)
+		;
+	if (id == LINUX_MIGRATE_MAX_REQS)
+		return -ENOSPC;
+	memset(&m->slots[id], 0, sizeof(m->slots[id]));
+	m->slots[id].used = true;
+	m->slots[id].req = *req;
+	m->slots[id].req.step_bytes = step;
+	m->slots[id].st.state = LINUX_MIGRATE_ACTIVE;
+	m->slots[id].st.next = req->start;
+	if (id >= m->nr_slots)
+		m->nr_slots = id + 1;
+	return id;
+}
+
+int
+linux_migrator_status(const struct linux_migrator *m, int id, struct linux_migrate_status *out)
+{
+	if (id < 0 || id >= m->nr_slots || !m->slots[id].used)
+		return -ENOENT;
+	*out = m->slots[id].st;
+	return 0;
+}
+
+static bool
+act_has_retry(const struct linux_migrator *m, int id)
+{
+	for (int i = 0; i < m->nr_retry; i++)
+		if (m->retry[i].id == id)
+			return true;
+	return false;
+}
+
+int
+linux_migrator_release(struct linux_migrator *m, int id)
+{
+	if (id < 0 || id >= m->nr_slots || !m->slots[id].used)
+		return -ENOENT;
+	if (m->slots[id].st.state == LINUX_MIGRATE_ACTIVE || act_has_retry(m, id))
+		return -EBUSY;
+	m->slots[id].used = false;
+	return 0;
+}
+
+bool
+linux_migrator_busy(const struct linux_migrator *m)
+{
+	if (m->nr_retry > 0)
+		return true;
+	for (int id = 0; id < m->nr_slots; id++)
+		if (m->slots[id].used && m->slots[id].st.state == LINUX_MIGRATE_ACTIVE)
+			return true;
+	return false;
+}
+
+static enum linux_migrate_err
+act_err_index(int err)
+{
+	switch (err) {
+	case EBUSY:
+		return LINUX_MIGRATE_ERR_BUSY;
+	case ENOMEM:
+		return LINUX_MIGRATE_ERR_NOMEM;
+	case EACCES:
+		return LINUX_MIGRATE_ERR_ACCES;
+	case EFAULT:
+		return LINUX_MIGRATE_ERR_FAULT;
+	case ENOENT:
+		return LINUX_MIGRATE_ERR_NOENT;
+	case ENODEV:
+		return LINUX_MIGRATE_ERR_NODEV;
+	case EINVAL:
+		return LINUX_MIGRATE_ERR_INVAL;
+	default:
+		return LINUX_MIGRATE_ERR_OTHER;
+	}
+}
+
+/* Count n pages of slot id failed with errno err (positive), per request and host-wide. */
+static void
+act_count_failed(struct linux_migrator *m, int id, int err, uint64_t n)
+{
+	enum linux_migrate_err e = act_err_index(err);
+
+	m->slots[id].st.counts.pages_failed[e] += n;
+	m->stats.counts.pages_failed[e] += n;
+}
+
+static void
+act_count_moved(struct linux_migrator *m, int id, uint64_t bytes)
+{
+	m->slots[id].st.counts.pages_moved++;
+	m->slots[id].st.counts.bytes_moved += bytes;
+	m->stats.counts.pages_moved++;
+	m->stats.counts.bytes_moved += bytes;
+}
+
+static void
+act_finish(struct linux_migrator *m, int id, enum linux_migrate_state state, int error)
+{
+	struct linux_migrate_status *st = &m->slots[id].st;
+
+	if (st->state != LINUX_MIGRATE_ACTIVE && state == LINUX_MIGRATE_DONE)
+		return;
+	if (st->state == state)
+		return;
+	st->state = state;
+	st->error = error;
+	if (state == LINUX_MIGRATE_DONE)
+		m->stats.requests_done++;
+	else if (state == LINUX_MIGRATE_NODE_FULL)
+		m->stats.requests_node_full++;
+	else if (state == LINUX_MIGRATE_GONE)
+		m->stats.requests_gone++;
+	else if (state == LINUX_MIGRATE_FAILED)
+		m->stats.requests_failed++;
+}
+
+/* Drop the retries of every request that is no longer worth retrying for. */
+static void
+act_retry_prune(struct linux_migrator *m)
+{
+	int i, j = 0;
+
+	for (i = 0; i < m->nr_retry; i++) {
+		enum linux_migrate_state s = m->slots[m->retry[i].id].st.state;
+
+		if (s == LINUX_MIGRATE_ACTIVE || s == LINUX_MIGRATE_DONE)
+			m->retry[j++] = m->retry[i];
+	}
+	m->nr_retry = j;
+}
+
+/*
+ * The process behind a whole call went away: its active requests end quietly (finished ones
+ * keep their state) and its pending retries are dropped.
+ */
+static void
+act_pid_gone(struct linux_migrator *m, pid_t pid)
+{
+	int i, j = 0;
+
+	for (int id = 0; id < m->nr_slots; id++)
+		if (m->slots[id].used && m->slots[id].req.pid == pid &&
+		    m->slots[id].st.state == LINUX_MIGRATE_ACTIVE)
+			act_finish(m, id, LINUX_MIGRATE_GONE, -ESRCH);
+	for (i = 0; i < m->nr_retry; i++)
+		if (m->slots[m->retry[i].id].req.pid != pid)
+			m->retry[j++] = m->retry[i];
+	m->nr_retry = j;
+	act_retry_prune(m);
+}
+
+/* A whole move_pages call failed with errno err for n pages of request id. */
+static void
+act_call_failed(struct linux_migrator *m, int id, int err, uint64_t n)
+{
+	if (err == ESRCH) {
+		act_pid_gone(m, m->slots[id].req.pid);
+		return;
+	}
+	act_count_failed(m, id, err, n);
+	act_finish(m, id, err == ENOMEM ? LINUX_MIGRATE_NODE_FULL : LINUX_MIGRATE_FAILED, -err);
+	act_retry_prune(m);
+}
+
+static void
+act_retry_push(struct linux_migrator *m, int id, uint64_t addr, int tries)
+{
+	if (tries >= LINUX_MIGRATE_RETRY_TRIES || m->nr_retry >= LINUX_MIGRATE_RETRY_MAX) {
+		act_count_failed(m, id, EBUSY, 1);
+		return;
+	}
+	m->retry[m->nr_retry].id = id;
+	m->retry[m->nr_retry].addr = addr;
+	m->retry[m->nr_retry].tries = tries;
+	m->nr_retry++;
+}
+
+/*
+ * One page's status after a move: moved, retried (EBUSY), node full (ENOMEM) or skipped.
+ * Returns false when the request stopped.
+ */
+static bool
+act_page_result(struct linux_migrator *m, int id, uint64_t addr, int status, int tries)
+{
+	const struct linux_migrate_req *req = &m->slots[id].req;
+
+	if (status == req->to_node) {
+		act_count_moved(m, id, req->step_bytes);
+		return true;
+	}
+	if (status == -EBUSY) {
+		act_retry_push(m, id, addr, tries + 1);
+		return true;
+	}
+	act_count_failed(m, id, status < 0 ? -status : EBUSY, 1);
+	if (status == -ENOMEM) {
+		act_finish(m, id, LINUX_MIGRATE_NODE_FULL, -ENOMEM);
+		act_retry_prune(m);
+		return false;
+	}
+	return true;
+}
+
+/* Whether the budget holds one more step of bytes; charge it if so. */
+static bool
+act_charge(struct linux_migrator *m, uint64_t bytes)
+{
+	if (m->budget_bytes < (double)bytes)
+		return false;
+	m->budget_bytes -= (double)bytes;
+	m->stats.last_tick_bytes += bytes;
+	return true;
+}
+
+/* Retry the pending EBUSY pages, one call each (they are few), oldest first. */
+static void
+act_retry_run(struct linux_migrator *m)
+{
+	int n = m->nr_retry, i, j = 0;
+	pid_t gone = -1; /* a process found gone in this run: skip the rest of its retries */
+	struct act_retry *old = xmalloc(sizeof(*old) * (size_t)(n > 0 ? n : 1));
+
+	memcpy(old, m->retry, sizeof(*old) * (size_t)n);
+	m->nr_retry = 0;
+	for (i = 0; i < n; i++) {
+		struct act_slot *s = &m->slots[old[i].id];
+		void *page = (void *)(uintptr_t)old[i].addr;
+		int node = s->req.to_node, status = 0;
+
+		if ((s->st.state != LINUX_MIGRATE_ACTIVE && s->st.state != LINUX_MIGRATE_DONE) ||
+		    s->req.pid == gone)
+			continue;
+		if (!act_charge(m, s->req.step_bytes)) {
+			old[j++] = old[i]; /* out of budget: keep for the next tick */
+			continue;
+		}
+		m->stats.syscalls++;
+		if (m->fn(m->ctx, s->req.pid, 1, &page, &node, &status, ACT_MPOL_MF_MOVE) < 0) {
+			gone = errno == ESRCH ? s->req.pid : gone;
+			act_call_failed(m, old[i].id, errno, 1);
+		} else {
+			act_page_result(m, old[i].id, old[i].addr, status, old[i].tries);
+		}
+	}
+	for (i = 0; i < j && m->nr_retry < LINUX_MIGRATE_RETRY_MAX; i++)
+		if ((m->slots[old[i].id].st.state == LINUX_MIGRATE_ACTIVE ||
+		     m->slots[old[i].id].st.state == LINUX_MIGRATE_DONE) &&
+		    m->slots[old[i].id].req.pid != gone)
+			m->retry[m->nr_retry++] = old[i];
+	free(old);
+}
+
+/* Bytes request id may still move before max_bytes; UINT64_MAX without a cap. */
+static uint64_t
+act_room(const struct act_slot *s)
+{
+	if (s->req.max_bytes == 0)
+		return UINT64_MAX;
+	if (s->st.counts.bytes_moved >= s->req.max_bytes)
+		return 0;
+	return s->req.max_bytes - s->st.counts.bytes_moved;
+}
+
+/*
+ * Sort the sampled batch of n pages: those on the target are done, those with an error are
+ * skipped, the rest go to the move list while budget and max_bytes allow.  Returns the number
+ * to move; *cut is the index of the first page left for later (n when none).
+ */
+static int
+act_batch_select(struct linux_migrator *m, int id, int n, int *cut)
+{
+	struct act_slot *s = &m->slots[id];
+	uint64_t room = act_room(s), planned = 0;
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (m->status[i] == s->req.to_node) {
+			s->st.counts.pages_already++;
+			m->stats.counts.pages_already++;
+		} else if (m->status[i] < 0) {
+			act_count_failed(m, id, -m->status[i], 1);
+		} else {
+			if (planned + s->req.step_bytes > room && planned > 0)
+				break;
+			if (planned >= room || !act_charge(m, s->req.step_bytes))
+				break;
+			planned += s->req.step_bytes;
+			m->mpages[k] = m->pages[i];
+			m->mnodes[k] = s->req.to_node;
+			k++;
+		}
+	}
+	*cut = i;
+	return k;
+}
+
+/*
+ * After a move that left pages behind (rc > 0) or said EBUSY, look where the batch now is.
+ * The tail pages of a transparent huge page whose head moved earlier in the same call report
+ * EBUSY (the folio was already isolated) though they moved with it; a page the kernel could
+ * not migrate may still report the target.  Trust the second look for both.
+ */
+static int
+act_batch_recheck(struct linux_migrator *m, int id, int k)
+{
+	struct act_slot *s = &m->slots[id];
+	int i;
+
+	m->stats.syscalls++;
+	if (m->fn(m->ctx, s->req.pid, (unsigned long)k, m->mpages, NULL, m->status, 0) < 0) {
+		act_call_failed(m, id, errno, (uint64_t)k);
+		return -1;
+	}
+	for (i = 0; i < k; i++) {
+		if (m->mstatus[i] != -EBUSY && m->mstatus[i] < 0)
+			continue; /* a definite per-page error stands */
+		if (m->status[i] == s->req.to_node)
+			m->mstatus[i] = s->req.to_node;
+		else
+			m->mstatus[i] = -EBUSY;
+	}
+	return 0;
+}
+
+/* Move the selected k pages and sort out each page's status. */
+static void
+act_batch_move(struct linux_migrator *m, int id, int k)
+{
+	struct act_slot *s = &m->slots[id];
+	long rc;
+	int i;
+
+	m->stats.syscalls++;
+	rc = m->fn(m->ctx, s->req.pid, (unsigned long)k, m->mpages, m->mnodes, m->mstatus,
+	           ACT_MPOL_MF_MOVE);
+	if (rc < 0) {
+		act_call_failed(m, id, errno, (uint64_t)k);
+		return;
+	}
+	for (i = 0; i < k && rc == 0; i++)
+		if (m->mstatus[i] == -EBUSY)
+			rc = 1;
+	if (rc > 0 && act_batch_recheck(m, id, k) < 0)
+		return;
+	for (i = 0; i < k; i++)
+		if (!act_page_result(m, id, (uint64_t)(uintptr_t)m->mpages[i], m->mstatus[i], 0))
+			return;
+}
+
+/* One batch of request id: sample, select, move.  Returns false when this tick is over. */
+static bool
+act_batch_run(struct linux_migrator *m, int id)
+{
+	struct act_slot *s = &m->slots[id];
+	uint64_t end = s->req.start + s->req.len, addr = s->st.next;
+	int n = 0, k, cut;
+
+	while (n < m->batch_pages && addr < end) {
+		/* end a batch on a huge-page boundary when the next huge page would not fit */
+		if (n > 0 && addr % ACT_HUGE_BYTES == 0 &&
+		    (uint64_t)(m->batch_pages - n) * s->req.step_bytes < ACT_HUGE_BYTES)
+			break;
+		m->pages[n++] = (void *)(uintptr_t)addr;
+		addr += s->req.step_bytes;
+	}
+	m->scanned += (uint64_t)n;
+	m->stats.syscalls++;
+	if (m->fn(m->ctx, s->req.pid, (unsigned long)n, m->pages, NULL, m->status, 0) < 0) {
+		act_call_failed(m, id, errno, (uint64_t)n);
+		return true;
+	}
+	k = act_batch_select(m, id, n, &cut);
+	s->st.next = cut < n ? (uint64_t)(uintptr_t)m->pages[cut] : addr;
+	if (k > 0)
+		act_batch_move(m, id, k);
+	if (s->st.state == LINUX_MIGRATE_ACTIVE && (s->st.next >= end || act_room(s) == 0))
+		act_finish(m, id, LINUX_MIGRATE_DONE, 0);
+	return cut == n; /* a cut batch means the budget or max_bytes ran out */
+}
+
+static void
+act_request_run(struct linux_migrator *m, int id)
+{
+	struct act_slot *s = &m->slots[id];
+
+	while (s->st.state == LINUX_MIGRATE_ACTIVE && m->scanned < LINUX_MIGRATE_SCAN_MAX_PAGES)
+		if (!act_batch_run(m, id))
+			break;
+}
+
+uint64_t
+linux_migrator_tick(struct linux_migrator *m, double now_s)
+{
+	double cap = m->rate_bytes_s * LINUX_MIGRATE_BURST_S, elapsed;
+
+	m->stats.last_tick_bytes = 0;
+	m->scanned = 0;
+	if (!m->started) {
+		m->started = true;
+		m->first_s = m->last_s = now_s;
+	}
+	elapsed = now_s > m->last_s ? now_s - m->last_s : 0;
+	m->last_s = now_s > m->last_s ? now_s : m->last_s;
+	m->budget_bytes += m->rate_bytes_s * elapsed;
+	if (cap < ACT_BUDGET_FLOOR_BYTES)
+		cap = ACT_BUDGET_FLOOR_BYTES;
+	if (m->budget_bytes > cap)
+		m->budget_bytes = cap;
+	act_retry_run(m);
+	for (int id = 0; id < m->nr_slots && m->scanned < LINUX_MIGRATE_SCAN_MAX_PAGES; id++)
+		if (m->slots[id].used)
+			act_request_run(m, id);
+	m->stats.retries_pending = (uint64_t)m->nr_retry;
+	if (m->last_s > m->first_s)
+		m->stats.bytes_s = (double)m->stats.counts.bytes_moved / (m->last_s - m->first_s);
+	return m->stats.last_tick_bytes;
+}
+
+void
+linux_migrator_stats_get(const struct linux_migrator *m, struct linux_migrator_stats *out)
+{
+	*out = m->stats;
+}

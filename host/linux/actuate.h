@@ -1,0 +1,172 @@
+/*
+ * actuate.h - the Linux primitives behind pin_vcpu and move_memory (issue 5 item 4): thread
+ * affinity that respects the thread's cpuset, page-location sampling, and a paced page
+ * migration engine on move_pages(2).  Library code; the privileged-actions module checks
+ * requests (node in range, thread still a vCPU of that VM) before calling anything here.
+ *
+ * Errors: 0 or -errno.  -ESRCH means the thread or process went away: routine, not an error.
+ *
+ * move_pages(2) is called as a raw syscall (no libnuma).  We pass MPOL_MF_MOVE and never
+ * MPOL_MF_MOVE_ALL: with MOVE only pages mapped by this one process move, so pages shared with
+ * other processes (shared file pages, copy-on-write pages after fork, KSM-merged pages) stay
+ * where they are and report an error or their node - which is what a per-VM balancer wants.
+ * MOVE_ALL would move them under every other process that maps them.
+ */
+#ifndef VNUMAD_HOST_LINUX_ACTUATE_H
+#define VNUMAD_HOST_LINUX_ACTUATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- CPU affinity ----------------------------------------------------------------------- */
+
+/*
+ * The CPUs tid's cpuset allows, ascending, malloc'd into *cpus (owned by the caller): the
+ * cgroup v1 cpuset.effective_cpus (or cpuset.cpus) of tid's cpuset cgroup, else the cgroup v2
+ * cpuset.cpus.effective of its cgroup or of the nearest ancestor that has one, else
+ * <root>/sys/devices/system/cpu/online.  root NULL or "/" is this machine.  -ESRCH when tid
+ * is gone, -ENOENT when none of these files is readable.
+ */
+int linux_cpuset_cpus_read(const char *root, pid_t tid, int **cpus, int *nr);
+
+/*
+ * Set tid's affinity to cpus[0..nr) (any order, duplicates allowed, ids < LINUX_MAX_CPUS)
+ * intersected with its cpuset (above; skipped when no cpuset file is readable).  An empty
+ * intersection is -EINVAL with a message in err, before asking the kernel.  -ESRCH: tid gone.
+ */
+int linux_affinity_set(pid_t tid, const int *cpus, int nr, char *err, size_t errlen);
+/* tid's current affinity, ascending, malloc'd into *cpus.  -ESRCH: tid gone. */
+int linux_affinity_get(pid_t tid, int **cpus, int *nr);
+
+/* ---- Page locations --------------------------------------------------------------------- */
+
+/*
+ * Where pid's pages at addrs[0..n) are, without moving them (move_pages with no node list):
+ * nodes_out[i] is a node id, or a negative errno for that page (-ENOENT: not present, i.e.
+ * never touched or swapped out; -EFAULT: not mapped or the zero page).  pid 0 is the caller.
+ * On 6.1 (seen on Debian's kernel with 2 emulated nodes) a page that automatic NUMA balancing
+ * has just made PROT_NONE reads as -ENOENT, or -EFAULT when THP-mapped, to both this and the
+ * move, until the task touches it again: the migrator skips such pages and counts them, and
+ * a later request picks them up.  With kernel.numa_balancing=0 every page moved.
+ */
+int linux_pages_where(pid_t pid, void *const *addrs, size_t n, int *nodes_out);
+
+/* ---- Paced page migration --------------------------------------------------------------- */
+
+/* Default pages per move_pages call: 512 x 4 KiB = 2 MiB, one huge page's worth. */
+#define LINUX_MIGRATE_BATCH_PAGES 512
+/*
+ * Most pages a tick looks at (sampled or moved), 1 GiB of 4 KiB pages: bounds one tick's CPU
+ * time when whole ranges are already in place (those cost no budget).
+ */
+#define LINUX_MIGRATE_SCAN_MAX_PAGES (256 * 1024)
+/*
+ * Longest idle time whose budget carries over, in seconds: after a pause the engine may catch
+ * up one second's worth, never more, so a stalled agent does not burst.
+ */
+#define LINUX_MIGRATE_BURST_S 1.0
+/* EBUSY pages kept for retry (host-wide); more are counted failed.  Each is tried this often. */
+#define LINUX_MIGRATE_RETRY_MAX   4096
+#define LINUX_MIGRATE_RETRY_TRIES 3
+/* Most requests queued at once (finished ones count until released). */
+#define LINUX_MIGRATE_MAX_REQS 1024
+
+/* One request: move [start, start + len) of pid to to_node. */
+struct linux_migrate_req {
+	pid_t pid;
+	uint64_t start;     /* page aligned */
+	uint64_t len;       /* bytes, > 0 */
+	int to_node;        /* OS node id */
+	uint64_t max_bytes; /* stop after moving this much; 0 = no cap */
+	/*
+	 * Address step: 0 = the base page size; 2 MiB when the caller knows the range is
+	 * THP- or hugetlb-backed (smaps AnonHugePages, numa_maps "huge"): one entry per huge page.
+	 * With base steps a huge page still moves whole on its first entry (the rest report it
+	 * already on the target), so bytes are charged right either way, but a batch cut by the
+	 * budget inside a huge page may overshoot the tick by up to one huge page.
+	 */
+	uint64_t step_bytes;
+};
+
+enum linux_migrate_state {
+	LINUX_MIGRATE_ACTIVE,
+	LINUX_MIGRATE_DONE,      /* range walked (or max_bytes moved) */
+	LINUX_MIGRATE_NODE_FULL, /* a page failed with ENOMEM: the target node is full; stopped */
+	LINUX_MIGRATE_GONE,      /* the process went away (ESRCH): ended quietly */
+	LINUX_MIGRATE_FAILED,    /* the kernel refused the whole call (see error) */
+};
+
+/* Per-page failure counters, by errno. */
+enum linux_migrate_err {
+	LINUX_MIGRATE_ERR_BUSY,  /* EBUSY: retried, counted when retries run out */
+	LINUX_MIGRATE_ERR_NOMEM, /* ENOMEM: node full */
+	LINUX_MIGRATE_ERR_ACCES, /* EACCES: mapped by several processes: skipped */
+	LINUX_MIGRATE_ERR_FAULT, /* EFAULT: not mapped, zero page: skipped */
+	LINUX_MIGRATE_ERR_NOENT, /* ENOENT: not present (never touched, swapped): skipped */
+	LINUX_MIGRATE_ERR_NODEV, /* ENODEV: target node offline or absent */
+	LINUX_MIGRATE_ERR_INVAL, /* EINVAL */
+	LINUX_MIGRATE_ERR_OTHER, /* anything else */
+	LINUX_MIGRATE_NR_ERRS
+};
+
+struct linux_migrate_counts {
+	uint64_t pages_moved;
+	uint64_t pages_already; /* already on the target node: done, no bytes charged */
+	uint64_t pages_failed[LINUX_MIGRATE_NR_ERRS];
+	uint64_t bytes_moved;
+};
+
+/* What became of one request. */
+struct linux_migrate_status {
+	enum linux_migrate_state state;
+	int error;     /* -errno for NODE_FULL (-ENOMEM), GONE (-ESRCH), FAILED; else 0 */
+	uint64_t next; /* next address to look at */
+	struct linux_migrate_counts counts;
+};
+
+/* Host-wide counters. */
+struct linux_migrator_stats {
+	struct linux_migrate_counts counts;
+	uint64_t syscalls;
+	uint64_t requests_done, requests_node_full, requests_gone, requests_failed;
+	uint64_t retries_pending;
+	uint64_t last_tick_bytes; /* bytes charged in the last tick */
+	double bytes_s;           /* achieved: bytes moved / time since the first tick */
+};
+
+/*
+ * The move_pages(2) call, replaceable for tests (a fake kernel with two nodes): same
+ * arguments and result as the syscall (-1 and errno on failure).
+ */
+typedef long (*linux_move_pages_fn)(void *ctx, pid_t pid, unsigned long count, void **pages,
+                                    const int *nodes, int *status, int flags);
+
+struct linux_migrator;
+
+/* rate_mib_s > 0 (host-wide cap), batch_pages 0 = LINUX_MIGRATE_BATCH_PAGES.  Owned by caller. */
+struct linux_migrator *linux_migrator_new(double rate_mib_s, int batch_pages);
+void linux_migrator_free(struct linux_migrator *m);
+/* Replace the syscall (NULL restores the real one). */
+void linux_migrator_set_syscall(struct linux_migrator *m, linux_move_pages_fn fn, void *ctx);
+
+/* Queue a request: its id (>= 0) or -EINVAL (bad request) / -ENOSPC (queue full). */
+int linux_migrator_add(struct linux_migrator *m, const struct linux_migrate_req *req);
+/* 0 and *out, or -ENOENT for an unknown or released id. */
+int linux_migrator_status(const struct linux_migrator *m, int id, struct linux_migrate_status *out);
+/* Forget a finished request (its slot is reused); -EBUSY while it is active. */
+int linux_migrator_release(struct linux_migrator *m, int id);
+/* True while any request is active or any retry is pending. */
+bool linux_migrator_busy(const struct linux_migrator *m);
+
+/*
+ * Do this tick's work at time now_s (seconds, any monotonic origin; the first tick only
+ * starts the clock): retries first, then requests in id order, moving at most
+ * rate x elapsed bytes (plus what earlier ticks left unused, up to LINUX_MIGRATE_BURST_S).
+ * Returns the bytes charged this tick.
+ */
+uint64_t linux_migrator_tick(struct linux_migrator *m, double now_s);
+void linux_migrator_stats_get(const struct linux_migrator *m, struct linux_migrator_stats *out);
+
+#endif
