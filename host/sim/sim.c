@@ -237,6 +237,8 @@ sim_apply_pin(struct sim *sim, const struct plan_pin *pin)
 		if (pin->to_node < 0 || pin->to_node >= sim->nr_nodes ||
 		    !nodemask_test(vc->allowed, pin->to_node))
 			return;
+		if (vc->node != pin->to_node)
+			sim->vcpu_moves++; /* the kernel moved a task across nodes */
 		sim_vcpu_moved(sim, vc, vc->node != pin->to_node);
 		vc->node = pin->to_node;
 		vc->preferred = pin->to_node;

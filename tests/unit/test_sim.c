@@ -373,6 +373,36 @@ test_same_seed_same_result(void **state)
 	test_scn_free(scn);
 }
 
+/* A scripted "kernel": moves vCPU 0 of every VM to node 1 once, as autonuma's task moves do. */
+static int
+kmove_decide(void *state, const struct snapshot *snap, struct plan *plan)
+{
+	for (int i = 0; i < snap->nr_vms && snap->now_s >= 1.0 && snap->now_s < 1.05; i++) {
+		struct plan_pin *pin = plan_add_pin(plan, snap->vms[i].id, 0, NODEMASK_ALL);
+
+		pin->kind = PLAN_PIN_KERNEL_MOVE;
+		pin->to_node = snap->vms[i].vcpus[0].node == 0 ? 1 : 0;
+	}
+	plan->next_call_s = 0.1;
+	return 0;
+}
+
+static void
+test_kernel_moves_counted(void **state)
+{
+	static const struct balancer_ops kmove_ops = {.name = "kmove", .decide = kmove_decide};
+	struct scenario *scn = test_scn_new(2, 4, 16, 2, 2, 2);
+	struct sim_result res;
+	char err[256];
+
+	scn->duration_s = 5;
+	assert_int_equal(sim_run(scn, &kmove_ops, &res, err, sizeof(err)), 0);
+	assert_int_equal(res.vcpu_moves, 2); /* one task move per VM, across nodes */
+	assert_int_equal(res.max_vcpu_node_changes, 1);
+	sim_result_free(&res);
+	test_scn_free(scn);
+}
+
 static void
 test_converge_time(void **state)
 {
@@ -403,6 +433,7 @@ main(void)
 	    cmocka_unit_test_setup(test_remote_memory_costs_work, test_setup),
 	    cmocka_unit_test_setup(test_same_seed_same_result, test_setup),
 	    cmocka_unit_test(test_converge_time),
+	    cmocka_unit_test_setup(test_kernel_moves_counted, test_setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
