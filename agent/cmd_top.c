@@ -3,6 +3,7 @@
  * one connection), render it, draw it over the last one, wait for a key or the interval.
  */
 #include "agent/cmd_top.h"
+#include "agent/cmd_vm.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -28,15 +29,6 @@
 #define CMD_TOP_SCREEN_LEAVE "\033[?25h\033[?1049l"
 
 /* ---- rendering -------------------------------------------------------------------------- */
-
-static const struct cmd_column cmd_top_node_columns[] = {
-    {"node", "node", CMD_CELL_TEXT, 0, true},
-    {"cpus", "cpus", CMD_CELL_TEXT, 0, true},
-    {"cpu_load", "load", CMD_CELL_FIXED, 2, true},
-    {"vcpus", "vcpus", CMD_CELL_TEXT, 0, true},
-    {"mem_total_mib", "mem_gib", CMD_CELL_GIB, 1, true},
-    {"mem_free_mib", "free_gib", CMD_CELL_GIB, 1, true},
-};
 
 static const struct cmd_column cmd_top_vm_columns[] = {
     {"id", "id", CMD_CELL_TEXT, 0, true},
@@ -130,7 +122,7 @@ cmd_top_render(struct util_buf *buf, struct json_object *frame, bool live)
 	if (nr_nodes > UTIL_MAX_NODES)
 		nr_nodes = UTIL_MAX_NODES;
 	cmd_top_header_render(buf, cmd_json_get(frame, "status"), live);
-	cmd_table_render(buf, cmd_top_node_columns, CMD_NR(cmd_top_node_columns), nodes);
+	cmd_table_render(buf, cmd_node_columns, CMD_NODE_COLUMNS - 1, nodes);
 	util_buf_printf(buf, "\n");
 	cmd_top_vms_render(buf, cmd_json_array(frame, "vms"), nr_nodes);
 }

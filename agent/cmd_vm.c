@@ -171,7 +171,8 @@ cmd_vminfo(struct cli_ctx *ctx, const struct cli_args *args)
 
 /* ---- nodeinfo --------------------------------------------------------------------------- */
 
-static const struct cmd_column cmd_node_columns[] = {
+/* Shared with top, which shows all but the last (distance) column. */
+const struct cmd_column cmd_node_columns[CMD_NODE_COLUMNS] = {
     {"node", "node", CMD_CELL_TEXT, 0, true},
     {"cpus", "cpus", CMD_CELL_TEXT, 0, true},
     {"cpu_load", "load", CMD_CELL_FIXED, 2, true},

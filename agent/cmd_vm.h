@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "agent/cli.h"
+#include "agent/cmd_common.h"
 #include "policy/util.h"
 
 struct json_object;
@@ -25,6 +26,10 @@ int cmd_pin(struct cli_ctx *ctx, const struct cli_args *args);
 int cmd_unpin(struct cli_ctx *ctx, const struct cli_args *args);
 int cmd_explain(struct cli_ctx *ctx, const struct cli_args *args);
 int cmd_place(struct cli_ctx *ctx, const struct cli_args *args);
+
+/* nodeinfo's columns (the last one, distance, is left out of top's node table). */
+#define CMD_NODE_COLUMNS 7
+extern const struct cmd_column cmd_node_columns[CMD_NODE_COLUMNS];
 
 /* Human renderings of each command's reply data. */
 void cmd_list_render(struct util_buf *buf, struct json_object *data);

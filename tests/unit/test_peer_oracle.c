@@ -14,6 +14,7 @@
 #include "host/sim/peer_oracle.h"
 #include "host/sim/peers.h"
 #include "host/sim/sim.h"
+#include "tests/unit/scn_build.h"
 #include "policy/model.h"
 
 /* ---- scenarios built by hand (the test does not depend on the JSON loader) ------------ */
@@ -43,17 +44,7 @@ t_vm(struct scenario *s, const char *name, int vcpus, double gib, enum scn_workl
 
 	s->vms = realloc(s->vms, sizeof(*s->vms) * (size_t)(s->nr_vms + 1));
 	vm = &s->vms[s->nr_vms++];
-	memset(vm, 0, sizeof(*vm));
-	snprintf(vm->name, sizeof(vm->name), "%s", name);
-	vm->vcpus = vcpus;
-	vm->memory_gib = gib;
-	vm->workload = w;
-	vm->mem_intensity = 0.5;
-	vm->util = 1.0;
-	vm->stop_s = -1;
-	vm->phase_s = 60;
-	vm->first_touch_node = -1;
-	vm_policy_init_default(&vm->policy);
+	scn_build_vm(vm, name, vcpus, gib, w);
 	return vm;
 }
 

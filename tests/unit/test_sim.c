@@ -19,6 +19,7 @@
 
 #include "host/sim/peers.h"
 #include "host/sim/sim.h"
+#include "tests/unit/scn_build.h"
 
 /* A scenario of nr_vms identical private VMs; the caller adjusts fields. */
 static struct scenario *
@@ -35,18 +36,10 @@ test_scn_new(int nodes, int cpus, double mem_gib, int nr_vms, int vcpus, double 
 	scn->nr_vms = nr_vms;
 	scn->vms = xcalloc((size_t)nr_vms, sizeof(*scn->vms));
 	for (int i = 0; i < nr_vms; i++) {
-		struct scn_vm *vm = &scn->vms[i];
+		char name[16];
 
-		snprintf(vm->name, sizeof(vm->name), "vm%d", i);
-		vm->vcpus = vcpus;
-		vm->memory_gib = vm_gib;
-		vm->workload = SCN_WORKLOAD_PRIVATE;
-		vm->mem_intensity = 0.5;
-		vm->util = 1.0;
-		vm->stop_s = -1;
-		vm->phase_s = 60;
-		vm->first_touch_node = -1;
-		vm_policy_init_default(&vm->policy);
+		snprintf(name, sizeof(name), "vm%d", i);
+		scn_build_vm(&scn->vms[i], name, vcpus, vm_gib, SCN_WORKLOAD_PRIVATE);
 	}
 	return scn;
 }
