@@ -640,6 +640,10 @@ act_batch_select(struct linux_migrator *m, int id, int n, int *cut)
 			m->stats.counts.pages_already++;
 		} else if (m->status[i] < 0) {
 			act_count_failed(m, id, -m->status[i], 1);
+		} else if (s->req.from_nodes != 0 &&
+		           (m->status[i] >= 64 || !(s->req.from_nodes & (1ull << m->status[i])))) {
+			s->st.counts.pages_other++;
+			m->stats.counts.pages_other++;
 		} else {
 			if (planned + s->req.step_bytes > room && planned > 0)
 				break;

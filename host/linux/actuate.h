@@ -88,6 +88,11 @@ struct linux_migrate_req {
 	 * budget inside a huge page may overshoot the tick by up to one huge page.
 	 */
 	uint64_t step_bytes;
+	/*
+	 * Only pages now on one of these OS nodes (bit n = node n) move; others in the range are
+	 * left alone and counted in pages_other.  0 = pages on any node but to_node.
+	 */
+	uint64_t from_nodes;
 };
 
 enum linux_migrate_state {
@@ -114,6 +119,7 @@ enum linux_migrate_err {
 struct linux_migrate_counts {
 	uint64_t pages_moved;
 	uint64_t pages_already; /* already on the target node: done, no bytes charged */
+	uint64_t pages_other;   /* on a node outside from_nodes: left alone */
 	uint64_t pages_failed[LINUX_MIGRATE_NR_ERRS];
 	uint64_t bytes_moved;
 };

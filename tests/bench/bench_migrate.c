@@ -71,7 +71,7 @@ static double
 bench_migrator_run(char *buf, size_t bytes, int node, struct linux_migrator_stats *stats)
 {
 	struct linux_migrator *m = linux_migrator_new(BENCH_RATE_UNLIMITED_MIB_S, 0);
-	struct linux_migrate_req req = {getpid(), (uintptr_t)buf, bytes, node, 0, 0};
+	struct linux_migrate_req req = {getpid(), (uintptr_t)buf, bytes, node, 0, 0, 0};
 	struct linux_migrate_status st;
 	double t0, t1;
 	int id = linux_migrator_add(m, &req);

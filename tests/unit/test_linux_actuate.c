@@ -226,7 +226,7 @@ test_migrator_own_64mib_already_there(void **state)
 	size_t bytes = 64 * MIB;
 	char *buf = touched(bytes);
 	struct linux_migrator *m = linux_migrator_new(256, 0);
-	struct linux_migrate_req req = {getpid(), (uintptr_t)buf, bytes, 0, 0, 0};
+	struct linux_migrate_req req = {getpid(), (uintptr_t)buf, bytes, 0, 0, 0, 0};
 	struct linux_migrate_status st;
 	struct linux_migrator_stats stats;
 	int id = linux_migrator_add(m, &req);
@@ -255,7 +255,7 @@ test_migrator_absent_node(void **state)
 	size_t bytes = 1 * MIB;
 	char *buf = touched(bytes);
 	struct linux_migrator *m = linux_migrator_new(64, 0);
-	struct linux_migrate_req req = {getpid(), (uintptr_t)buf, bytes, 5, 0, 0};
+	struct linux_migrate_req req = {getpid(), (uintptr_t)buf, bytes, 5, 0, 0, 0};
 	struct linux_migrate_status st;
 	struct linux_migrator_stats stats;
 	int id = linux_migrator_add(m, &req), *where = calloc(bytes / PAGE, sizeof(int));
@@ -295,7 +295,7 @@ static void
 test_migrator_pid_exited(void **state)
 {
 	struct linux_migrator *m = linux_migrator_new(64, 0);
-	struct linux_migrate_req req = {dead_pid(), 0x10000000, 4 * MIB, 0, 0, 0};
+	struct linux_migrate_req req = {dead_pid(), 0x10000000, 4 * MIB, 0, 0, 0, 0};
 	struct linux_migrate_status st;
 	struct linux_migrator_stats stats;
 	int id = linux_migrator_add(m, &req);
@@ -398,7 +398,7 @@ fake_add(struct linux_migrator *m, uint64_t first_page, uint64_t nr_pages, int t
          uint64_t max_bytes)
 {
 	struct linux_migrate_req req = {
-	    FAKE_PID, FAKE_BASE + first_page * PAGE, nr_pages * PAGE, to_node, max_bytes, 0};
+	    FAKE_PID, FAKE_BASE + first_page * PAGE, nr_pages * PAGE, to_node, max_bytes, 0, 0};
 	int id = linux_migrator_add(m, &req);
 
 	assert_true(id >= 0);
@@ -441,6 +441,33 @@ test_fake_rate_limit(void **state)
 		assert_int_equal(k->node[p], 1);
 	assert_int_equal(linux_migrator_status(m, id, &st), 0);
 	assert_int_equal(st.state, LINUX_MIGRATE_DONE);
+	linux_migrator_free(m);
+	free(k);
+}
+
+/* from_nodes: only pages on the named nodes move; the rest stay and are counted. */
+static void
+test_fake_from_nodes(void **state)
+{
+	struct fake_kernel *k = fake_new();
+	struct linux_migrator *m = fake_migrator(k, 1024);
+	struct linux_migrate_req req = {FAKE_PID, FAKE_BASE, 1024 * PAGE, 1, 0, 0, 1u << 2};
+	struct linux_migrate_status st;
+	int id;
+
+	(void)state;
+	for (int p = 0; p < 1024; p++)
+		k->node[p] = p % 4 == 0 ? 2 : 0; /* a quarter on node 2, the rest on node 0 */
+	id = linux_migrator_add(m, &req);
+	assert_true(id >= 0);
+	linux_migrator_tick(m, 0.0);
+	linux_migrator_tick(m, 1.0);
+	assert_int_equal(linux_migrator_status(m, id, &st), 0);
+	assert_int_equal(st.state, LINUX_MIGRATE_DONE);
+	assert_int_equal(st.counts.pages_moved, 256);
+	assert_int_equal(st.counts.pages_other, 768);
+	for (int p = 0; p < 1024; p++)
+		assert_int_equal(k->node[p], p % 4 == 0 ? 1 : 0);
 	linux_migrator_free(m);
 	free(k);
 }
@@ -611,6 +638,7 @@ main(void)
 	    cmocka_unit_test(test_migrator_pid_exited),
 	    cmocka_unit_test(test_fake_rate_limit),
 	    cmocka_unit_test(test_fake_already_and_absent),
+	    cmocka_unit_test(test_fake_from_nodes),
 	    cmocka_unit_test(test_fake_ebusy_retry),
 	    cmocka_unit_test(test_fake_enomem_node_full),
 	    cmocka_unit_test(test_fake_esrch_and_max_bytes),
