@@ -50,6 +50,11 @@ actions_result(struct daemon *d, const struct snap_vm *vm, int rc, const char *w
 		log_debug("%s: %s: gone", vm->name, what);
 		return;
 	}
+	if (rc == -EOPNOTSUPP) {
+		/* a lever this host does not have (host.h): expected, not the VM's fault */
+		log_debug("%s: %s: not supported by the %s host", vm->name, what, d->backend);
+		return;
+	}
 	d->skipped[DSKIP_ERROR]++;
 	log_vm_warnx(vm->id, d->snap->now_s, "%s: %s failed: %s", vm->name, what, strerror(-rc));
 	daemon_event(d, vm->id, vm->name, "error", what, 0, "%s", strerror(-rc));

@@ -502,7 +502,10 @@ cli_dispatch(struct cli_ctx *ctx, int argc, char **argv)
 	return cmd->handler(ctx, &args) == 0 ? 0 : 1;
 }
 
-/* Value of "-c SOCKET", "-cSOCKET", "--connect SOCKET" or "--connect=SOCKET" at argv[*i]. */
+/*
+ * Value of "-c SOCKET", "-cSOCKET", "--connect SOCKET" or "--connect=SOCKET" at argv[*i];
+ * "--socket" is the same (the daemon's own name for it).
+ */
 static int
 cli_global_connect(struct cli_ctx *ctx, int argc, char **argv, int *i)
 {
@@ -510,6 +513,8 @@ cli_global_connect(struct cli_ctx *ctx, int argc, char **argv, int *i)
 
 	if (strncmp(a, "--connect=", 10) == 0) {
 		ctx->socket_path = a + 10;
+	} else if (strncmp(a, "--socket=", 9) == 0) {
+		ctx->socket_path = a + 9;
 	} else if (strncmp(a, "-c", 2) == 0 && a[2] != '\0') {
 		ctx->socket_path = a + 2;
 	} else if (*i + 1 < argc) {
@@ -572,6 +577,7 @@ cli_usage_print(const struct cli_ctx *ctx, FILE *f)
 	fprintf(f, "usage: %s [-c SOCKET] [--json] COMMAND [ARGS]\n\n", ctx->prog);
 	fprintf(f, "global options:\n"
 	           "  -c, --connect SOCKET  the daemon's control socket\n"
+	           "      --socket SOCKET   the same (vnumad's name for it)\n"
 	           "      --json            machine-readable output\n"
 	           "  -h, --help            show this help\n"
 	           "  -V, --version         show the version\n\n"
@@ -602,7 +608,8 @@ cli_global_option(struct cli_ctx *ctx, int argc, char **argv, int *i)
 		fprintf(ctx->out, "%s %s\n", ctx->prog, vnumad_version());
 		return 1;
 	} else if (strncmp(a, "-c", 2) == 0 || strcmp(a, "--connect") == 0 ||
-	           strncmp(a, "--connect=", 10) == 0) {
+	           strncmp(a, "--connect=", 10) == 0 || strcmp(a, "--socket") == 0 ||
+	           strncmp(a, "--socket=", 9) == 0) {
 		return cli_global_connect(ctx, argc, argv, i);
 	} else {
 		fprintf(ctx->err, "error: unknown option '%s'\n", a);

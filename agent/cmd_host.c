@@ -26,6 +26,7 @@
 static const struct cmd_column cmd_status_fields[] = {
     {"version", "version", CMD_CELL_TEXT, 0, false},
     {"backend", "backend", CMD_CELL_TEXT, 0, false},
+    {"host", "host", CMD_CELL_TEXT, 0, false},
     {"uptime_s", "uptime (s)", CMD_CELL_FIXED, 0, false},
     {"host_time_s", "host time (s)", CMD_CELL_FIXED, 1, false},
     {"rounds", "rounds", CMD_CELL_TEXT, 0, false},

@@ -294,6 +294,18 @@ daemon_open_control(struct daemon *d, char *err, size_t errlen)
 }
 
 int
+daemon_host_open(struct daemon *d, char *err, size_t errlen)
+{
+	int rc = d->simulate
+	             ? host_sim_open(d->scenario, &d->host, err, errlen)
+	             : host_linux_open(NULL, d->cfg.migrate_rate_mib_s, &d->host, err, errlen);
+
+	if (rc == 0)
+		d->backend = d->host->ops->name;
+	return rc;
+}
+
+int
 daemon_init(struct daemon *d, char *err, size_t errlen)
 {
 	struct balancer_args args = {.seed = 1};
@@ -308,10 +320,9 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	rc = state_load(d->cfg.state_file, &d->state, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = host_sim_open(d->scenario, &d->host, err, errlen);
+	rc = daemon_host_open(d, err, errlen);
 	if (rc < 0)
 		return rc;
-	d->backend = d->host->ops->name;
 	d->bal = &vnumad_balancer_ops;
 	args.rate_mib_s = d->cfg.migrate_rate_mib_s;
 	args.rebalance_period_s = d->cfg.rebalance_period_s;
@@ -425,6 +436,11 @@ daemon_run(struct daemon *d)
 			daemon_handle_reload(d);
 		wait_s = (d->next_sample_s - d->host->ops->now(d->host)) / d->speed;
 		wait_s = wait_s < 0 ? 0 : wait_s;
+		if (d->host->ops->wake_s != NULL) {
+			double wake_s = d->host->ops->wake_s(d->host) / d->speed;
+
+			wait_s = wake_s > 0 && wake_s < wait_s ? wake_s : wait_s;
+		}
 		daemon_poll(d, wait_s * 1000 > DAEMON_POLL_MAX_MS ? DAEMON_POLL_MAX_MS
 		                                                  : (int)(wait_s * 1000));
 	}

@@ -59,7 +59,8 @@ struct daemon {
 	char config_path[4096];
 	bool config_given; /* -f FILE: a missing file is an error */
 	struct host *host;
-	const char *backend; /* "sim", ... */
+	const char *backend; /* the open host's name: "sim", "linux" */
+	bool simulate;       /* --simulate: the simulated host, else the real one (linux) */
 	char scenario[4096]; /* --simulate argument ("default" for the built-in) */
 	const struct balancer_ops *bal;
 	void *eng;
@@ -84,6 +85,8 @@ struct daemon {
 	double last_watchdog_wall;
 };
 
+/* Open the host backend d->simulate names (the simulator or this Linux machine). */
+int daemon_host_open(struct daemon *d, char *err, size_t errlen);
 /* Set up from an already parsed config: host backend, engine, state, lock, socket. */
 int daemon_init(struct daemon *d, char *err, size_t errlen);
 /* Run until SIGTERM/SIGINT (d->stop). */

@@ -113,6 +113,9 @@ h_status(HANDLER_ARGS)
 	json_object_object_add(smp, "placement-only", json_object_new_int(place));
 	json_object_object_add(o, "version", json_object_new_string(vnumad_version()));
 	json_object_object_add(o, "backend", json_object_new_string(d->backend));
+	if (d->host->ops->describe != NULL)
+		json_object_object_add(o, "host",
+		                       json_object_new_string(d->host->ops->describe(d->host)));
 	json_object_object_add(o, "uptime_s",
 	                       json_object_new_double(daemon_wall_s() - d->started_wall));
 	json_object_object_add(o, "host_time_s",

@@ -25,6 +25,7 @@ struct vnumad_opts {
 	const char *config;   /* -f/--config */
 	const char *simulate; /* --simulate [SCENARIO] */
 	bool have_simulate;
+	const char *host; /* --host linux */
 	double speed;
 	const char *socket;
 	bool foreground, restore;
@@ -131,10 +132,14 @@ vnumad_parse(int argc, char **argv, struct vnumad_opts *o)
 			o->foreground = true;
 		} else if (strcmp(a, "--restore") == 0) {
 			o->restore = true;
-		} else if (vnumad_is(a, "--host") || vnumad_is(a, "--connect")) {
-			fatalx("%s: the linux and libvirt backends are not available yet; use "
-			       "--simulate",
-			       a);
+		} else if (vnumad_is(a, "--host")) {
+			o->host = vnumad_optval(argc, argv, &i, a);
+			if (strcmp(o->host, "linux") != 0)
+				fatalx("--host %s: unknown host backend (there is linux; the "
+				       "simulated host is --simulate)",
+				       o->host);
+		} else if (vnumad_is(a, "--connect")) {
+			fatalx("%s: the libvirt backend is not available yet; use --host linux", a);
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
 			printf("vnumad %s\n", vnumad_version());
 			exit(0);
@@ -183,9 +188,12 @@ vnumad_config(struct daemon *d, const struct vnumad_opts *o)
 		snprintf(d->cfg.socket_path, sizeof(d->cfg.socket_path), "%s", o->socket);
 	if (o->state_file != NULL)
 		snprintf(d->cfg.state_file, sizeof(d->cfg.state_file), "%s", o->state_file);
-	if (!o->have_simulate)
-		fatalx("no host backend: use --simulate [SCENARIO] (the linux and libvirt "
-		       "backends come later)");
+	if (o->have_simulate && o->host != NULL)
+		fatalx("--simulate and --host %s: choose one host", o->host);
+	if (!o->have_simulate && o->speed > 0)
+		fatalx("--speed: only with --simulate (a real host runs in real time)");
+	/* No backend named: this machine (--host linux). */
+	d->simulate = o->have_simulate;
 	snprintf(d->scenario, sizeof(d->scenario), "%s", o->simulate ? o->simulate : "default");
 	d->speed = o->speed > 0 ? o->speed : 1.0;
 }
@@ -220,7 +228,7 @@ vnumad_restore_only(struct daemon *d)
 	events_init(&d->events);
 	if (state_lock(d->cfg.state_file, &d->lock_fd, err, sizeof(err)) < 0 ||
 	    state_load(d->cfg.state_file, &d->state, err, sizeof(err)) < 0 ||
-	    host_sim_open(d->scenario, &d->host, err, sizeof(err)) < 0)
+	    daemon_host_open(d, err, sizeof(err)) < 0)
 		fatalx("%s", err);
 	/* Let the host come up (the simulator starts its VMs on its first tick). */
 	d->host->ops->advance(d->host, d->host->ops->now(d->host) + 1.0);

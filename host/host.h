@@ -1,7 +1,7 @@
 /*
  * host.h - the seam between the agent and a machine (STYLE: chrony's driver table).
  *
- * Every backend - `sim` (the simulated host), later `linux` (procfs, sysfs, syscalls) and
+ * Every backend - `sim` (the simulated host), `linux` (procfs, sysfs, syscalls) and later
  * `libvirt` - implements struct host_ops.  The agent observes through snapshot(), acts only
  * through the privileged-actions module (agent/actions.c), which calls the primitive actions
  * here after checking each request.  Backends embed struct host as their first member.
@@ -43,6 +43,13 @@ struct host_ops {
 	const char *(*sampling_source)(struct host *h, int vm_id, const char **reason);
 	/* Persistent policy changes (libvirt --config); NULL: not supported. */
 	int (*policy_persist)(struct host *h, int vm_id, const char *policy_xml);
+	/* What the host can measure and do, in one line for `vnumactl status`; NULL: nothing. */
+	const char *(*describe)(struct host *h);
+	/*
+	 * How soon advance() wants to be called again, seconds (a real host's migrator ticks
+	 * there); <= 0 or a NULL op: no wish, the daemon wakes for its own rounds only.
+	 */
+	double (*wake_s)(struct host *h);
 };
 
 struct host {
@@ -54,5 +61,12 @@ struct host {
  * 0 or -errno with a message in err.
  */
 int host_sim_open(const char *scenario, struct host **out, char *err, size_t errlen);
+/*
+ * The Linux host (host/linux/linux_host.c): root NULL or "/" is this machine; another
+ * directory is a captured tree, observed but never acted on (-EROFS).  rate_mib_s caps page
+ * migration host-wide.  0 or -errno with a message in err.
+ */
+int host_linux_open(const char *root, double rate_mib_s, struct host **out, char *err,
+                    size_t errlen);
 
 #endif

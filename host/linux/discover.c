@@ -311,7 +311,9 @@ vm_ram_add(struct linux_vm *vm, const struct linux_numa_maps *maps, const struct
 {
 	uint64_t kib = m->kernelpagesize_kib ? m->kernelpagesize_kib : 4;
 
-	vm->nr_ram_maps++;
+	vm->ram_starts =
+	    xreallocarray(vm->ram_starts, (size_t)vm->nr_ram_maps + 1, sizeof(uint64_t));
+	vm->ram_starts[vm->nr_ram_maps++] = m->start;
 	vm->ram_huge |= map_is_huge(m);
 	if (map_is_bound(m) && !vm->ram_bound) {
 		vm->ram_bound = true;
@@ -357,6 +359,7 @@ vm_ram_apply(struct linux_vm *vm, const struct linux_numa_maps *maps)
 static void
 vm_clear(struct linux_vm *vm)
 {
+	free(vm->ram_starts);
 	free(vm->vcpus);
 	free(vm->resident_kib);
 	memset(vm, 0, sizeof(*vm));

@@ -9,7 +9,7 @@
  * allocations; free them with the matching _free function (safe on a zeroed or failed output).
  *
  * Implementations: procfs.c (vmstat, numa_balancing, stat, status, comm, cmdline),
- * numa_maps.c, sched.c.
+ * numa_maps.c, maps.c, sched.c.
  */
 #ifndef VNUMAD_HOST_LINUX_PROCFS_H
 #define VNUMAD_HOST_LINUX_PROCFS_H
@@ -160,6 +160,17 @@ struct linux_numa_maps {
 int linux_numa_maps_parse(const char *buf, size_t len, struct linux_numa_maps *out);
 int linux_numa_maps_read(const char *root, int pid, struct linux_numa_maps *out);
 void linux_numa_maps_free(struct linux_numa_maps *maps);
+
+/* ---- /proc/<pid>/maps ------------------------------------------------------------------- */
+
+/*
+ * For each of starts[0..n): the end address of the mapping that starts exactly there, or 0
+ * when none does (it was unmapped, or the kernel merged it into a neighbour that starts
+ * earlier).  -EINVAL on a malformed or cut-short file.  maps.c.
+ */
+int linux_maps_ends_parse(const char *buf, size_t len, const uint64_t *starts, int n,
+                          uint64_t *ends);
+int linux_maps_ends_read(const char *root, int pid, const uint64_t *starts, int n, uint64_t *ends);
 
 /* ---- /proc/<pid>/task/<tid>/sched ------------------------------------------------------- */
 

@@ -17,6 +17,7 @@ struct vcpu_obs {
 	int tid;
 	int cpu;
 	uint64_t allowed_nodes;
+	uint64_t ticks, start_ticks;
 	struct linux_sched sched;
 };
 
@@ -78,6 +79,8 @@ vcpu_read(const char *root, const struct linux_nodes *nodes, int pid, int tid, s
 	if ((ret = linux_task_stat_read(root, pid, tid, &stat)) < 0)
 		return ret;
 	obs->cpu = stat.processor;
+	obs->ticks = stat.utime_ticks + stat.stime_ticks;
+	obs->start_ticks = stat.starttime_ticks;
 	if ((ret = linux_task_status_read(root, pid, tid, &status)) < 0)
 		return ret;
 	obs->allowed_nodes = allowed_nodes(nodes, &status);
@@ -183,41 +186,83 @@ max_cpu_id(const struct linux_nodes *nodes)
 	return max;
 }
 
+/* The per-vCPU extras of aux for snapshot VM i, read as o. */
+static void
+snap_aux_fill(struct linux_snap_aux *aux, const struct snapshot *snap, int i,
+              const struct vm_obs *o, size_t vm_index)
+{
+	size_t first = (size_t)(snap->vms[i].vcpus - snap->vcpu_store);
+
+	aux->vm_of[i] = vm_index;
+	for (int c = 0; c < o->nr_vcpus; c++) {
+		aux->vcpu_ticks[first + (size_t)c] = o->vcpus[c].ticks;
+		aux->vcpu_start_ticks[first + (size_t)c] = o->vcpus[c].start_ticks;
+	}
+}
+
+int
+linux_snapshot_assemble(const char *root, const struct linux_nodes *nodes,
+                        const struct linux_vm *vms, size_t nr_vms, struct snapshot **out,
+                        struct linux_snap_aux *aux)
+{
+	struct vm_obs *obs = xcalloc(nr_vms + 1, sizeof(*obs));
+	size_t *from = xcalloc(nr_vms + 1, sizeof(size_t));
+	int *nr_vcpus = xcalloc(nr_vms + 1, sizeof(int)), nr_kept = 0, total = 0;
+	struct snapshot *snap;
+
+	for (size_t i = 0; i < nr_vms; i++) {
+		vm_obs_read(root, nodes, &vms[i], &obs[nr_kept]);
+		if (obs[nr_kept].nr_vcpus > 0) {
+			nr_vcpus[nr_kept] = obs[nr_kept].nr_vcpus;
+			total += nr_vcpus[nr_kept];
+			from[nr_kept++] = i;
+		}
+	}
+	snap = snapshot_new(nodes->nr_nodes, max_cpu_id(nodes) + 1, nr_kept, nr_vcpus);
+	snap_nodes_fill(snap, nodes);
+	if (aux != NULL) {
+		aux->vm_of = xcalloc((size_t)nr_kept + 1, sizeof(size_t));
+		aux->vcpu_ticks = xcalloc((size_t)total + 1, sizeof(uint64_t));
+		aux->vcpu_start_ticks = xcalloc((size_t)total + 1, sizeof(uint64_t));
+	}
+	for (int i = 0; i < nr_kept; i++) {
+		snap_vm_fill(&snap->vms[i], &obs[i], snap, nodes);
+		if (aux != NULL)
+			snap_aux_fill(aux, snap, i, &obs[i], from[i]);
+		vm_obs_free(&obs[i]);
+	}
+	free(obs);
+	free(from);
+	free(nr_vcpus);
+	*out = snap;
+	return 0;
+}
+
+void
+linux_snap_aux_free(struct linux_snap_aux *aux)
+{
+	free(aux->vm_of);
+	free(aux->vcpu_ticks);
+	free(aux->vcpu_start_ticks);
+	aux->vm_of = NULL;
+	aux->vcpu_ticks = aux->vcpu_start_ticks = NULL;
+}
+
 int
 linux_snapshot_build(const char *root, struct snapshot **out)
 {
 	struct linux_nodes nodes = {0};
 	struct linux_vm *vms = NULL;
-	struct vm_obs *obs = NULL;
-	struct snapshot *snap;
-	int *nr_vcpus = NULL, nr_kept = 0, ret;
 	size_t nr_vms = 0;
+	int ret;
 
 	*out = NULL;
 	if ((ret = linux_nodes_read(root, &nodes)) < 0)
 		goto out;
 	if ((ret = linux_vms_discover(root, &vms, &nr_vms)) < 0)
 		goto out;
-	obs = xcalloc(nr_vms + 1, sizeof(*obs));
-	nr_vcpus = xcalloc(nr_vms + 1, sizeof(int));
-	for (size_t i = 0; i < nr_vms; i++) {
-		vm_obs_read(root, &nodes, &vms[i], &obs[nr_kept]);
-		if (obs[nr_kept].nr_vcpus > 0) {
-			nr_vcpus[nr_kept] = obs[nr_kept].nr_vcpus;
-			nr_kept++;
-		}
-	}
-	snap = snapshot_new(nodes.nr_nodes, max_cpu_id(&nodes) + 1, nr_kept, nr_vcpus);
-	snap_nodes_fill(snap, &nodes);
-	for (int i = 0; i < nr_kept; i++)
-		snap_vm_fill(&snap->vms[i], &obs[i], snap, &nodes);
-	*out = snap;
-	ret = 0;
+	ret = linux_snapshot_assemble(root, &nodes, vms, nr_vms, out, NULL);
 out:
-	for (int i = 0; i < nr_kept; i++)
-		vm_obs_free(&obs[i]);
-	free(obs);
-	free(nr_vcpus);
 	linux_vms_free(vms, nr_vms);
 	linux_nodes_free(&nodes);
 	return ret;

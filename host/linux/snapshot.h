@@ -1,15 +1,17 @@
 /*
  * snapshot.h - a struct snapshot (policy/model.h) from a Linux host's /proc and /sys.
  *
- * Not yet wired into the daemon.  What one call cannot know is left for the backend that calls
- * it repeatedly: cpu_use (needs two samples of a thread's utime+stime: linux_cpu_use()),
- * uptime_s, now_s and the migration feedback are 0.
+ * What one call cannot know is left for the backend that calls it repeatedly (linux_host.c):
+ * cpu_use (needs two samples of a thread's utime+stime: linux_cpu_use()), uptime_s, now_s
+ * and the migration feedback are 0.
  */
 #ifndef VNUMAD_HOST_LINUX_SNAPSHOT_H
 #define VNUMAD_HOST_LINUX_SNAPSHOT_H
 
 #include <stdint.h>
 
+#include "host/linux/discover.h"
+#include "host/linux/sysfs.h"
 #include "policy/model.h"
 
 /*
@@ -26,6 +28,26 @@
  * Returns 0 or -errno when the nodes cannot be read.
  */
 int linux_snapshot_build(const char *root, struct snapshot **out);
+
+/*
+ * What a backend needs besides the snapshot, for the VMs it kept (those with vCPU threads):
+ * which discovered VM each one is, and per vCPU (in vcpu_store order) its CPU time so far
+ * (utime + stime) and its start time, both in clock ticks.
+ */
+struct linux_snap_aux {
+	size_t *vm_of;
+	uint64_t *vcpu_ticks;
+	uint64_t *vcpu_start_ticks;
+};
+
+/*
+ * The snapshot part of linux_snapshot_build for nodes and VMs the caller read already; aux
+ * (may be NULL) is filled for the caller to free with linux_snap_aux_free.  Always 0.
+ */
+int linux_snapshot_assemble(const char *root, const struct linux_nodes *nodes,
+                            const struct linux_vm *vms, size_t nr_vms, struct snapshot **out,
+                            struct linux_snap_aux *aux);
+void linux_snap_aux_free(struct linux_snap_aux *aux);
 
 /*
  * CPUs used between two samples of a thread's utime+stime (clock ticks at hz per second),

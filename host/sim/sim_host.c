@@ -20,6 +20,7 @@ struct sim_host {
 	struct scenario *scn;
 	struct sim *sim;
 	struct plan one; /* scratch plan for one action */
+	char describe[160];
 };
 
 static struct sim_host *
@@ -137,6 +138,12 @@ sim_host_sampling_source(struct host *h, int vm_id, const char **reason)
 	return "fault-stats";
 }
 
+static const char *
+sim_host_describe(struct host *h)
+{
+	return sim_host_of(h)->describe;
+}
+
 static const struct host_ops sim_host_ops = {
     .name = "sim",
     .close = sim_host_close,
@@ -150,6 +157,8 @@ static const struct host_ops sim_host_ops = {
     .commit = sim_host_commit,
     .sampling_source = sim_host_sampling_source,
     .policy_persist = NULL,
+    .describe = sim_host_describe,
+    .wake_s = NULL,
 };
 
 int
@@ -170,6 +179,7 @@ host_sim_open(const char *scenario, struct host **out, char *err, size_t errlen)
 		goto fail;
 	}
 	plan_init(&sh->one);
+	snprintf(sh->describe, sizeof(sh->describe), "simulated, scenario %s", sh->scn->name);
 	sh->base.ops = &sim_host_ops;
 	*out = &sh->base;
 	return 0;

@@ -68,7 +68,8 @@ static const char nodeinfo_json[] =
     "\"vcpus\":7,\"cpu_load\":12.25,\"distance\":[21,10]}]}";
 
 static const char status_json[] =
-    "{\"version\":\"0.1.0\",\"backend\":\"sim\",\"uptime_s\":12.7,\"host_time_s\":250.0,"
+    "{\"version\":\"0.1.0\",\"backend\":\"sim\",\"host\":\"simulated, scenario t\","
+    "\"uptime_s\":12.7,\"host_time_s\":250.0,"
     "\"rounds\":125,\"paused\":true,\"sample_period_s\":1.0,\"rebalance_period_s\":2.0,"
     "\"nr_vms\":2,\"nr_nodes\":2,\"config\":\"/etc/vnumad/vnumad.conf\","
     "\"socket\":\"/run/vnumad/vnumad.sock\",\"sampling\":{\"fault-stats\":1,"
@@ -741,6 +742,7 @@ test_render_host(void **state)
 	assert_render(cmd_status_render, status_json,
 	              "version:               0.1.0\n"
 	              "backend:               sim\n"
+	              "host:                  simulated, scenario t\n"
 	              "uptime (s):            13\n"
 	              "host time (s):         250.0\n"
 	              "rounds:                125\n"

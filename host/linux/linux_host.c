@@ -1,0 +1,448 @@
+/*
+ * linux_host.c - the real Linux host behind struct host_ops (`vnumad --host linux`).
+ *
+ * Observe: every snapshot re-reads the nodes (sysfs), finds the QEMU processes and their vCPU
+ * threads (discover.h) and builds the snapshot (snapshot.h); this file adds what needs memory
+ * between calls: CPU use from two samples of each vCPU thread's CPU time (the first sample of
+ * a thread uses its lifetime average), each VM's uptime, its guest RAM address ranges, its
+ * sampling source (probe.h, re-decided every LINUX_HOST_REPROBE_S), and the results of its
+ * memory moves.  Act: vCPU affinity through linux_affinity_set (within the thread's cpuset),
+ * memory through the paced migrator (linux_host_mem.c), ticked from advance().
+ *
+ * Not available on Linux without libvirt, returned as -EOPNOTSUPP (the agent treats it as
+ * routine): binding a VM's future allocations (mbind works only on the caller's own memory;
+ * a VM whose vCPUs are pinned first-touches on their node anyway), and per-VM sampling rates
+ * (the kernel's scan rate is per task and set by the kernel itself).
+ *
+ * A host opened on a directory tree (tests, fixtures) observes it but refuses every action
+ * with -EROFS: its thread ids are not this machine's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/linux/discover.h"
+#include "host/linux/linux_host.h"
+#include "host/linux/procfs.h"
+#include "host/linux/snapshot.h"
+#include "policy/util.h"
+
+#define LH_MIB ((uint64_t)1024 * 1024)
+
+static struct linux_host *
+lh_of(struct host *h)
+{
+	return (struct linux_host *)h;
+}
+
+double
+linux_host_clock_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct lh_vm *
+linux_host_vm(struct linux_host *lh, int pid)
+{
+	for (size_t i = 0; i < lh->nr_vms; i++)
+		if (lh->vms[i].pid == pid)
+			return &lh->vms[i];
+	return NULL;
+}
+
+static void
+lh_vm_clear(struct linux_host *lh, struct lh_vm *vm)
+{
+	linux_host_mem_drop(lh, vm);
+	free(vm->vcpus);
+	free(vm->ram);
+	memset(vm, 0, sizeof(*vm));
+}
+
+/* Seconds since boot from <root>/proc/uptime; 0 when unreadable. */
+static double
+lh_boot_uptime_s(const struct linux_host *lh)
+{
+	char *data;
+	size_t len;
+	double up = 0;
+
+	if (linux_file_read(lh->root, 4096, &data, &len, "/proc/uptime") == 0) {
+		up = strtod(data, NULL);
+		free(data);
+	}
+	return up > 0 ? up : 0;
+}
+
+static void
+lh_describe(struct linux_host *lh)
+{
+	const struct linux_host_caps *c = &lh->caps;
+
+	snprintf(lh->describe, sizeof(lh->describe),
+	         "kernel.numa_balancing=%d%s; numa_faults in sched files: %s; debugfs scan "
+	         "tunables: %s",
+	         c->numa_balancing, c->balancing_on ? "" : " (off: placement-only)",
+	         c->sched_numa_faults ? "yes" : "no", c->debugfs_scan ? "yes" : "no");
+}
+
+/* ---- observing ------------------------------------------------------------------------- */
+
+/* The record for a discovered VM, new when the pid is new or was reused. */
+static struct lh_vm *
+lh_vm_get(struct linux_host *lh, int pid, uint64_t start_ticks, bool *fresh)
+{
+	struct lh_vm *vm = linux_host_vm(lh, pid);
+
+	*fresh = false;
+	if (vm != NULL && vm->start_ticks == start_ticks)
+		return vm;
+	if (vm == NULL) {
+		util_array_reserve((void **)&lh->vms, &lh->cap_vms, lh->nr_vms + 1,
+		                   sizeof(*lh->vms));
+		vm = &lh->vms[lh->nr_vms++];
+		memset(vm, 0, sizeof(*vm));
+	} else {
+		lh_vm_clear(lh, vm); /* the pid was reused: a different VM */
+	}
+	vm->pid = pid;
+	vm->start_ticks = start_ticks;
+	*fresh = true;
+	return vm;
+}
+
+/* CPU use of vCPU c from its previous sample, or its lifetime average on the first one. */
+static double
+lh_vcpu_use(const struct linux_host *lh, const struct lh_vm *vm, int tid, uint64_t ticks,
+            uint64_t start_ticks, double now_s, double boot_s)
+{
+	double age_s;
+
+	for (int i = 0; i < vm->nr_vcpus; i++)
+		if (vm->vcpus[i].tid == tid)
+			return linux_cpu_use(vm->vcpus[i].ticks, ticks, now_s - vm->vcpus[i].at_s,
+			                     lh->hz);
+	age_s = boot_s - (double)start_ticks / (double)lh->hz;
+	return age_s > 0 ? linux_cpu_use(0, ticks, age_s, lh->hz) : 0;
+}
+
+static void
+lh_vm_vcpus(struct linux_host *lh, struct lh_vm *vm, struct snap_vm *sv,
+            const struct snapshot *snap, const struct linux_snap_aux *aux, double boot_s)
+{
+	size_t first = (size_t)(sv->vcpus - snap->vcpu_store);
+	struct lh_vcpu *now = xcalloc((size_t)sv->nr_vcpus + 1, sizeof(*now));
+
+	for (int c = 0; c < sv->nr_vcpus; c++) {
+		uint64_t ticks = aux->vcpu_ticks[first + (size_t)c];
+
+		sv->vcpus[c].cpu_use =
+		    lh_vcpu_use(lh, vm, sv->vcpus[c].tid, ticks,
+		                aux->vcpu_start_ticks[first + (size_t)c], snap->now_s, boot_s);
+		now[c] = (struct lh_vcpu){sv->vcpus[c].tid, ticks, snap->now_s};
+	}
+	free(vm->vcpus);
+	vm->vcpus = now;
+	vm->nr_vcpus = sv->nr_vcpus;
+}
+
+/* The guest RAM mappings' address ranges, from numa_maps starts and maps ends. */
+static void
+lh_vm_ram(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv)
+{
+	uint64_t *ends = xcalloc((size_t)lv->nr_ram_maps + 1, sizeof(uint64_t));
+
+	free(vm->ram);
+	vm->ram = xcalloc((size_t)lv->nr_ram_maps + 1, sizeof(*vm->ram));
+	vm->nr_ram = 0;
+	if (linux_maps_ends_read(lh->root, lv->pid, lv->ram_starts, lv->nr_ram_maps, ends) == 0)
+		for (int i = 0; i < lv->nr_ram_maps; i++)
+			if (ends[i] > lv->ram_starts[i])
+				vm->ram[vm->nr_ram++] = (struct lh_range){
+				    lv->ram_starts[i], ends[i] - lv->ram_starts[i]};
+	free(ends);
+}
+
+/* Hand over the migration results gathered since the last snapshot, in whole MiB. */
+static void
+lh_vm_feedback(struct lh_vm *vm, struct snap_vm *sv)
+{
+	sv->mig_done_mib = vm->done_bytes / LH_MIB;
+	vm->done_bytes %= LH_MIB;
+	sv->mig_failed_mib = (vm->failed_bytes + LH_MIB - 1) / LH_MIB;
+	vm->failed_bytes = 0;
+	sv->mig_pending_mib = (linux_host_mem_pending(vm) + LH_MIB - 1) / LH_MIB;
+}
+
+static void
+lh_vm_observe(struct linux_host *lh, struct snap_vm *sv, const struct linux_vm *lv,
+              const struct snapshot *snap, const struct linux_snap_aux *aux, bool reprobe)
+{
+	size_t first = (size_t)(sv->vcpus - snap->vcpu_store);
+	uint64_t start = aux->vcpu_start_ticks[first];
+	double boot_s = lh_boot_uptime_s(lh);
+	bool fresh;
+	struct lh_vm *vm = lh_vm_get(lh, lv->pid, start, &fresh);
+
+	vm->seen = true;
+	sv->uptime_s = boot_s - (double)start / (double)lh->hz;
+	if (sv->uptime_s < LINUX_HOST_MIN_UPTIME_S)
+		sv->uptime_s = LINUX_HOST_MIN_UPTIME_S;
+	lh_vm_vcpus(lh, vm, sv, snap, aux, boot_s);
+	lh_vm_ram(lh, vm, lv);
+	if (fresh || reprobe || snap->now_s - vm->probed_s >= LINUX_HOST_REPROBE_S) {
+		linux_vm_probe(lh->root, &lh->caps, lv, &vm->sampling);
+		vm->probed_s = snap->now_s;
+	}
+	lh_vm_feedback(vm, sv);
+}
+
+/* Forget VMs not seen in this snapshot. */
+static void
+lh_vms_prune(struct linux_host *lh)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < lh->nr_vms; i++) {
+		if (lh->vms[i].seen) {
+			lh->vms[i].seen = false;
+			lh->vms[keep++] = lh->vms[i];
+		} else {
+			lh_vm_clear(lh, &lh->vms[i]);
+		}
+	}
+	lh->nr_vms = keep;
+}
+
+/* Re-read kernel.numa_balancing; true when it changed (every VM is re-probed then). */
+static bool
+lh_caps_refresh(struct linux_host *lh)
+{
+	int mode = -1, ret = linux_numa_balancing_read(lh->root, &mode);
+	bool on;
+
+	if (ret < 0 && ret != -ENOENT)
+		return false;
+	on = mode > 0 && (mode & LINUX_NUMA_BALANCING_NORMAL);
+	if (mode == lh->caps.numa_balancing)
+		return false;
+	lh->caps.numa_balancing = mode;
+	lh->caps.balancing_on = on;
+	lh_describe(lh);
+	return true;
+}
+
+static int
+lh_snapshot(struct host *h, struct snapshot **out)
+{
+	struct linux_host *lh = lh_of(h);
+	struct linux_nodes nodes = {0};
+	struct linux_snap_aux aux = {0};
+	struct linux_vm *vms = NULL;
+	struct snapshot *snap = NULL;
+	size_t nr_vms = 0;
+	bool reprobe = lh_caps_refresh(lh);
+	int ret;
+
+	*out = NULL;
+	if ((ret = linux_nodes_read(lh->root, &nodes)) < 0)
+		return ret;
+	if ((ret = linux_vms_discover(lh->root, &vms, &nr_vms)) < 0) {
+		linux_nodes_free(&nodes);
+		return ret;
+	}
+	linux_snapshot_assemble(lh->root, &nodes, vms, nr_vms, &snap, &aux);
+	snap->now_s = linux_host_clock_s();
+	linux_nodes_free(&lh->nodes);
+	lh->nodes = nodes;
+	for (int i = 0; i < snap->nr_vms; i++)
+		lh_vm_observe(lh, &snap->vms[i], &vms[aux.vm_of[i]], snap, &aux, reprobe);
+	lh_vms_prune(lh);
+	linux_snap_aux_free(&aux);
+	linux_vms_free(vms, nr_vms);
+	*out = snap;
+	return 0;
+}
+
+/* ---- acting ---------------------------------------------------------------------------- */
+
+/* The OS CPU ids of the node indexes in nodes (NODEMASK_ALL: every node), malloc'd. */
+static int *
+lh_node_cpus(const struct linux_host *lh, uint64_t nodes, int *nr)
+{
+	int *cpus = NULL, n = 0;
+	size_t cap = 0;
+
+	for (int i = 0; i < lh->nodes.nr_nodes; i++) {
+		const struct linux_node *node = &lh->nodes.nodes[i];
+
+		if (nodes != NODEMASK_ALL && (i >= UTIL_MAX_NODES || !nodemask_test(nodes, i)))
+			continue;
+		util_array_reserve((void **)&cpus, &cap, (size_t)(n + node->nr_cpus) + 1,
+		                   sizeof(int));
+		memcpy(cpus + n, node->cpus, (size_t)node->nr_cpus * sizeof(int));
+		n += node->nr_cpus;
+	}
+	*nr = n;
+	return cpus;
+}
+
+static int
+lh_pin(struct host *h, int vm_id, int vcpu, uint64_t nodes)
+{
+	struct linux_host *lh = lh_of(h);
+	struct lh_vm *vm = linux_host_vm(lh, vm_id);
+	char err[160];
+	int *cpus, nr, ret;
+
+	if (lh->root != NULL)
+		return -EROFS;
+	if (vm == NULL || vcpu < 0 || vcpu >= vm->nr_vcpus)
+		return -ESRCH;
+	cpus = lh_node_cpus(lh, nodes, &nr);
+	ret =
+	    nr > 0 ? linux_affinity_set(vm->vcpus[vcpu].tid, cpus, nr, err, sizeof(err)) : -EINVAL;
+	free(cpus);
+	return ret;
+}
+
+static int
+lh_bind(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib, uint64_t nodes)
+{
+	(void)h;
+	(void)vm_id;
+	(void)start_mib;
+	(void)len_mib;
+	(void)nodes;
+	return -EOPNOTSUPP;
+}
+
+static int
+lh_sampling(struct host *h, int vm_id, double scan_mib_s)
+{
+	(void)h;
+	(void)vm_id;
+	(void)scan_mib_s;
+	return -EOPNOTSUPP;
+}
+
+/* ---- the rest of the table ------------------------------------------------------------- */
+
+static double
+lh_now(struct host *h)
+{
+	(void)h;
+	return linux_host_clock_s();
+}
+
+static int
+lh_advance(struct host *h, double until_s)
+{
+	struct linux_host *lh = lh_of(h);
+
+	(void)until_s; /* real time passes by itself */
+	if (lh->root == NULL)
+		linux_host_mem_advance(lh, linux_host_clock_s());
+	return 0;
+}
+
+static void
+lh_commit(struct host *h)
+{
+	lh_advance(h, 0); /* start this round's moves at once */
+}
+
+static double
+lh_wake(struct host *h)
+{
+	return linux_migrator_busy(lh_of(h)->mig) ? LINUX_HOST_BUSY_WAKE_S : 0;
+}
+
+static const char *
+lh_sampling_source(struct host *h, int vm_id, const char **reason)
+{
+	struct lh_vm *vm = linux_host_vm(lh_of(h), vm_id);
+
+	if (vm == NULL) {
+		*reason = "not a VM on this host";
+		return "placement-only";
+	}
+	*reason = vm->sampling.reason;
+	return linux_sampling_source_name(vm->sampling.source);
+}
+
+static const char *
+lh_describe_get(struct host *h)
+{
+	return lh_of(h)->describe;
+}
+
+static void
+lh_close(struct host *h)
+{
+	struct linux_host *lh = lh_of(h);
+
+	if (lh == NULL)
+		return;
+	for (size_t i = 0; i < lh->nr_vms; i++)
+		lh_vm_clear(lh, &lh->vms[i]);
+	free(lh->vms);
+	free(lh->orphans);
+	linux_migrator_free(lh->mig);
+	linux_nodes_free(&lh->nodes);
+	free(lh->root);
+	free(lh);
+}
+
+static const struct host_ops linux_host_ops = {
+    .name = "linux",
+    .close = lh_close,
+    .now = lh_now,
+    .advance = lh_advance,
+    .snapshot = lh_snapshot,
+    .pin_vcpu = lh_pin,
+    .bind_memory = lh_bind,
+    .move_memory = linux_host_move,
+    .set_sampling = lh_sampling,
+    .commit = lh_commit,
+    .sampling_source = lh_sampling_source,
+    .policy_persist = NULL,
+    .describe = lh_describe_get,
+    .wake_s = lh_wake,
+};
+
+int
+host_linux_open(const char *root, double rate_mib_s, struct host **out, char *err, size_t errlen)
+{
+	struct linux_host *lh = xcalloc(1, sizeof(*lh));
+	int ret;
+
+	*out = NULL;
+	lh->base.ops = &linux_host_ops;
+	lh->root = root != NULL && root[0] != '\0' && strcmp(root, "/") != 0 ? xstrdup(root) : NULL;
+	lh->hz = sysconf(_SC_CLK_TCK);
+	lh->page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
+	if ((ret = linux_nodes_read(lh->root, &lh->nodes)) < 0) {
+		snprintf(err, errlen,
+		         "cannot read the NUMA nodes under %s/sys/devices/system/node: %s",
+		         lh->root ? lh->root : "", strerror(-ret));
+		goto fail;
+	}
+	if ((ret = linux_host_probe(lh->root, 0, 0, &lh->caps)) < 0) {
+		snprintf(err, errlen, "cannot read kernel.numa_balancing: %s", strerror(-ret));
+		goto fail;
+	}
+	lh_describe(lh);
+	lh->mig = linux_migrator_new(rate_mib_s > 0 ? rate_mib_s : 1024, 0);
+	*out = &lh->base;
+	return 0;
+fail:
+	lh_close(&lh->base);
+	return ret;
+}

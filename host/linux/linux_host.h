@@ -1,0 +1,107 @@
+/*
+ * linux_host.h - internals of the Linux backend of struct host_ops (`vnumad --host linux`),
+ * shared by linux_host.c (observing, pinning, the ops table) and linux_host_mem.c (memory
+ * moves).  Nothing outside those two files includes this; the agent sees host/host.h.
+ *
+ * Identity: a VM is its QEMU process; its id is the pid.  A pid reused by a new QEMU is told
+ * apart by the start time of its first vCPU thread, so a new VM never inherits an old one's
+ * migrations or CPU-time samples.  Node arguments from the agent are node *indexes* of the
+ * last snapshot; they are turned into OS node ids here.
+ */
+#ifndef VNUMAD_HOST_LINUX_LINUX_HOST_H
+#define VNUMAD_HOST_LINUX_LINUX_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host/host.h"
+#include "host/linux/actuate.h"
+#include "host/linux/probe.h"
+#include "host/linux/sysfs.h"
+
+/*
+ * Seconds between two decisions of a VM's sampling source (probe.h).  Default 30: an admin
+ * who binds a VM's RAM with numactl or switches its backing sees it within half a minute,
+ * while a round does not re-read every sched file twice.  A change of kernel.numa_balancing
+ * re-probes every VM at once.
+ */
+#define LINUX_HOST_REPROBE_S 30.0
+/*
+ * How often the daemon should call advance() while pages are being moved, seconds.
+ * Default 0.05: each migrator tick then moves at most rate x 50 ms (51 MiB at 1 GiB/s), so
+ * the daemon stays responsive and the rate stays smooth.
+ */
+#define LINUX_HOST_BUSY_WAKE_S 0.05
+/* Uptime reported for a VM whose threads started in this very clock tick, seconds. */
+#define LINUX_HOST_MIN_UPTIME_S 0.001
+
+/* A guest RAM mapping: host virtual address and length in bytes. */
+struct lh_range {
+	uint64_t start;
+	uint64_t len;
+};
+
+/* One memory move: its ranges, walked one migrator request at a time. */
+struct lh_job {
+	int req_id; /* the active request, -1 between requests */
+	uint64_t from_nodes;
+	int to_node;         /* OS node id */
+	uint64_t left_bytes; /* still to move under this job's cap */
+	struct lh_range *ranges;
+	int nr_ranges, next_range;
+	/* What the active request had moved and failed when last accounted. */
+	uint64_t seen_moved, seen_failed;
+};
+
+struct lh_vcpu {
+	int tid;
+	uint64_t ticks; /* utime + stime at at_s */
+	double at_s;
+};
+
+struct lh_vm {
+	int pid;
+	uint64_t start_ticks; /* of its first vCPU thread: tells a reused pid apart */
+	bool seen;
+	int nr_vcpus;
+	struct lh_vcpu *vcpus;
+	int nr_ram;
+	struct lh_range *ram; /* ascending address = guest-physical order */
+	struct linux_vm_sampling sampling;
+	double probed_s;
+	struct lh_job *jobs;
+	size_t nr_jobs, cap_jobs;
+	/* Migration results not yet reported in a snapshot, bytes. */
+	uint64_t done_bytes, failed_bytes;
+};
+
+struct linux_host {
+	struct host base; /* first: the agent sees a struct host */
+	char *root;       /* NULL: this machine */
+	long hz;          /* clock ticks per second of /proc stat times */
+	uint64_t page_bytes;
+	struct linux_host_caps caps;
+	char describe[192];
+	struct linux_nodes nodes; /* as of the last snapshot */
+	struct linux_migrator *mig;
+	struct lh_vm *vms;
+	size_t nr_vms, cap_vms;
+	int *orphans; /* requests of VMs that left, released once finished */
+	size_t nr_orphans, cap_orphans;
+};
+
+double linux_host_clock_s(void);
+struct lh_vm *linux_host_vm(struct linux_host *lh, int pid);
+
+/* linux_host_mem.c */
+int linux_host_move(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib, int from_node,
+                    int to_node, uint64_t mib);
+/* Tick the migrator and account its progress into each VM's jobs. */
+void linux_host_mem_advance(struct linux_host *lh, double now_s);
+/* Bytes still to move for vm. */
+uint64_t linux_host_mem_pending(const struct lh_vm *vm);
+/* Drop vm's jobs; requests still running become orphans. */
+void linux_host_mem_drop(struct linux_host *lh, struct lh_vm *vm);
+
+#endif
