@@ -13,9 +13,13 @@
  *
  * Every line of the file is checked, every error is reported ("PATH:LINE: message\n" each) and
  * nothing of a file with an error is used: the caller's struct is written only on success.
+ *
+ * The value parsers, one per type of row, are in config_value.c; config_internal.h holds the
+ * row and value types both files use.
  */
 #include "host/fileio.h"
 #include "agent/config.h"
+#include "agent/config_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,9 +40,6 @@
 /* Largest file read, in bytes.  The installed file with every comment is about 3 KiB. */
 #define CONFIG_FILE_MAX_BYTES (1024 * 1024)
 
-/* Characters of an offending value quoted in a message before it is cut with "...". */
-#define CONFIG_QUOTE_CHARS 40
-
 /* Errors kept for the report; a file with more is hopeless and the rest are only counted. */
 #define CONFIG_ERRORS_KEPT 1000
 
@@ -55,47 +56,8 @@
 /* Longest socket path, in bytes: sun_path of a sockaddr_un holds 108 bytes with the NUL. */
 #define CONFIG_SOCKET_PATH_MAX 107
 
-/*
- * Digits accepted in the whole / fractional part of a number ("2.5s"): 10 holds the largest
- * valid value in the smallest unit (1073741824KiB/s); 10 + 9 digits fit a uint64_t.
- */
-#define CONFIG_INT_DIGITS_MAX  10
-#define CONFIG_FRAC_DIGITS_MAX 9
-
 #define STR_(x) #x
 #define STR(x)  STR_(x)
-
-enum config_type {
-	CONFIG_DURATION, /* "500ms", "2.5s", "1min"; stored in seconds */
-	CONFIG_MODE,     /* octal file mode with a leading 0: "0660" */
-	CONFIG_BOOL,     /* yes|no, true|false, on|off */
-	CONFIG_ENUM,     /* one of the row's choices */
-	CONFIG_PATH,     /* absolute path of at most max_len bytes */
-	CONFIG_GROUP,    /* group name, [a-z_][a-z0-9_-]*; existence is checked at start-up */
-	CONFIG_RATE,     /* "1024MiB/s" (KiB/s, MiB/s, GiB/s); stored in MiB/s */
-};
-
-union config_value {
-	double num;      /* duration in s, rate in MiB/s */
-	mode_t mode;     /* permission bits */
-	bool yes;        /* boolean */
-	int choice;      /* index into the row's choices */
-	const char *str; /* path or group; points into the caller's text */
-};
-
-struct config_key {
-	const char *name;
-	enum config_type type;
-	double min, max;            /* duration (s), rate (MiB/s), mode: inclusive bounds */
-	bool min_exclusive;         /* the value must be above min, not at it */
-	const char *range;          /* the bounds as a user writes them, for messages */
-	const char *const *choices; /* CONFIG_ENUM: NULL-terminated */
-	size_t max_len;             /* CONFIG_PATH, CONFIG_GROUP: longest value in bytes */
-	bool empty_ok;              /* an empty value is accepted (and means "none") */
-	const char *def;            /* the default, as written in the file */
-	void (*set)(struct config *cfg, const union config_value *v);
-	const char *doc;
-};
 
 enum config_key_id {
 	KEY_SAMPLE_PERIOD = 0,
@@ -329,279 +291,7 @@ config_err_finish(struct config_parse *cp)
 		memcpy(cp->err + cp->err_used, tail, strlen(tail) + 1);
 }
 
-/*
- * Copy at most CONFIG_QUOTE_CHARS characters of s into buf for a message: control bytes,
- * quotes and backslashes escaped, a longer value cut with "..." (between UTF-8 characters,
- * never inside one).  Returns buf.
- */
-static const char *
-config_quote(const char *s, char *buf, size_t len)
-{
-	size_t off = 0, chars = 0;
-
-	for (size_t i = 0; s[i] != '\0'; i++) {
-		unsigned char c = (unsigned char)s[i];
-		bool cut = (c & 0xc0) != 0x80 && chars++ == CONFIG_QUOTE_CHARS;
-		char tmp[8];
-
-		if (cut)
-			snprintf(tmp, sizeof(tmp), "...");
-		else if (c < 0x20 || c == 0x7f)
-			snprintf(tmp, sizeof(tmp), "\\x%02x", c);
-		else if (c == '"' || c == '\\')
-			snprintf(tmp, sizeof(tmp), "\\%c", c);
-		else
-			snprintf(tmp, sizeof(tmp), "%c", c);
-		if (off + strlen(tmp) >= len)
-			break;
-		memcpy(buf + off, tmp, strlen(tmp));
-		off += strlen(tmp);
-		if (cut)
-			break;
-	}
-	buf[off] = '\0';
-	return buf;
-}
-
-/* ---- value parsers: each returns 0, or -EINVAL with the message (after "key: ") in msg ------ */
-
-/* Bytes of a quoted value: CONFIG_QUOTE_CHARS characters of up to 4 bytes each, and "...". */
-#define QUOTE_BUF (CONFIG_QUOTE_CHARS * 4 + 8)
-
-/*
- * Parse "<digits>[.<digits>]" at *p into *out and advance *p.  The digits are gathered into one
- * integer and divided by a power of ten once, so "0.1" is exactly the double nearest 0.1 (and
- * compares equal to a bound written 0.1).  -EINVAL when there is no number or too many
- * decimals, -ERANGE when the whole part has more digits than anything valid.
- */
-static int
-config_number_parse(const char **p, double *out)
-{
-	const char *s = *p;
-	uint64_t mant = 0, scale = 1;
-	int digits = 0;
-
-	for (; *s >= '0' && *s <= '9'; s++, digits++) {
-		if (digits < CONFIG_INT_DIGITS_MAX)
-			mant = mant * 10 + (uint64_t)(*s - '0');
-	}
-	if (digits == 0)
-		return -EINVAL;
-	if (*s == '.') {
-		s++;
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		for (int d = 0; *s >= '0' && *s <= '9'; s++, d++) {
-			if (d == CONFIG_FRAC_DIGITS_MAX)
-				return -EINVAL;
-			mant = mant * 10 + (uint64_t)(*s - '0');
-			scale *= 10;
-		}
-	}
-	*p = s;
-	*out = (double)mant / (double)scale;
-	return digits > CONFIG_INT_DIGITS_MAX ? -ERANGE : 0;
-}
-
-struct config_unit {
-	const char *name;
-	double mul, div; /* to the stored unit (seconds, MiB/s): value * mul / div */
-};
-
-static const struct config_unit duration_units[] = {
-    {"ms", 1, 1000},
-    {"s", 1, 1},
-    {"min", 60, 1},
-    {NULL, 0, 0},
-};
-
-static const struct config_unit rate_units[] = {
-    {"KiB/s", 1, 1024},
-    {"MiB/s", 1, 1},
-    {"GiB/s", 1024, 1},
-    {NULL, 0, 0},
-};
-
-/* Check v against the row's numeric bounds. */
-static int
-config_bounds_check(const struct config_key *row, const char *text, double v, char *msg,
-                    size_t msglen)
-{
-	char q[QUOTE_BUF];
-
-	if (v > row->max || v < row->min || (row->min_exclusive && v == row->min)) {
-		snprintf(msg, msglen, "%s is out of range (%s)", config_quote(text, q, sizeof(q)),
-		         row->range);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* A number followed by one of units; what and example name the kind for messages. */
-static int
-config_unit_number_parse(const struct config_key *row, const char *text,
-                         const struct config_unit *units, const char *what, const char *example,
-                         union config_value *v, char *msg, size_t msglen)
-{
-	char q[QUOTE_BUF];
-	const char *p = text;
-	double num = 0;
-	int rc = config_number_parse(&p, &num);
-
-	config_quote(text, q, sizeof(q));
-	if (rc == 0 && *p == '\0') {
-		snprintf(msg, msglen, "\"%s\" has no unit (use e.g. %s)", q, example);
-		return -EINVAL;
-	}
-	for (const struct config_unit *u = units; rc != -EINVAL && u->name != NULL; u++) {
-		if (strcmp(p, u->name) != 0)
-			continue;
-		if (rc == -ERANGE) {
-			snprintf(msg, msglen, "%s is out of range (%s)", q, row->range);
-			return -EINVAL;
-		}
-		v->num = num * u->mul / u->div;
-		return config_bounds_check(row, text, v->num, msg, msglen);
-	}
-	snprintf(msg, msglen, "\"%s\" is not %s (use e.g. %s)", q, what, example);
-	return -EINVAL;
-}
-
-static int
-config_mode_parse(const struct config_key *row, const char *text, union config_value *v, char *msg,
-                  size_t msglen)
-{
-	char q[QUOTE_BUF];
-	unsigned long mode = 0;
-	size_t n = strlen(text);
-
-	config_quote(text, q, sizeof(q));
-	if (text[0] != '0' || strspn(text, "01234567") != n) {
-		snprintf(msg, msglen, "\"%s\" is not an octal mode (use e.g. 0660)", q);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < n && mode <= 07777; i++)
-		mode = mode * 8 + (unsigned long)(text[i] - '0');
-	if (config_bounds_check(row, text, (double)mode, msg, msglen) < 0)
-		return -EINVAL;
-	v->mode = (mode_t)mode;
-	return 0;
-}
-
-static int
-config_bool_parse(const char *text, union config_value *v, char *msg, size_t msglen)
-{
-	static const char *const yes[] = {"yes", "true", "on"};
-	static const char *const no[] = {"no", "false", "off"};
-	char q[QUOTE_BUF];
-
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (strcmp(text, yes[i]) == 0 || strcmp(text, no[i]) == 0) {
-			v->yes = strcmp(text, yes[i]) == 0;
-			return 0;
-		}
-	}
-	snprintf(msg, msglen, "\"%s\" is not a boolean (use yes or no)",
-	         config_quote(text, q, sizeof(q)));
-	return -EINVAL;
-}
-
-static int
-config_enum_parse(const struct config_key *row, const char *text, union config_value *v, char *msg,
-                  size_t msglen)
-{
-	struct util_buf list = {0};
-	char q[QUOTE_BUF];
-
-	for (int i = 0; row->choices[i] != NULL; i++) {
-		if (strcmp(text, row->choices[i]) == 0) {
-			v->choice = i;
-			return 0;
-		}
-	}
-	for (int i = 0; row->choices[i] != NULL; i++)
-		util_buf_printf(&list, "%s%s", i ? ", " : "", row->choices[i]);
-	snprintf(msg, msglen, "\"%s\" is not one of: %s", config_quote(text, q, sizeof(q)),
-	         list.data);
-	free(list.data);
-	return -EINVAL;
-}
-
-static int
-config_path_parse(const struct config_key *row, const char *text, union config_value *v, char *msg,
-                  size_t msglen)
-{
-	char q[QUOTE_BUF];
-	size_t n = strlen(text);
-
-	config_quote(text, q, sizeof(q));
-	if (text[0] != '/') {
-		snprintf(msg, msglen, "\"%s\" is not an absolute path", q);
-		return -EINVAL;
-	}
-	if (n > row->max_len) {
-		snprintf(msg, msglen, "path is too long (%zu bytes; %s)", n, row->range);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f) {
-			snprintf(msg, msglen, "\"%s\" contains a control character", q);
-			return -EINVAL;
-		}
-	}
-	if (text[n - 1] == '/') {
-		snprintf(msg, msglen, "\"%s\" names a directory, not a file", q);
-		return -EINVAL;
-	}
-	v->str = text;
-	return 0;
-}
-
-static int
-config_group_parse(const struct config_key *row, const char *text, union config_value *v, char *msg,
-                   size_t msglen)
-{
-	char q[QUOTE_BUF];
-	size_t n = strlen(text);
-	bool ok = n <= row->max_len && ((text[0] >= 'a' && text[0] <= 'z') || text[0] == '_') &&
-	          strspn(text, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-
-	if (!ok) {
-		snprintf(msg, msglen,
-		         "\"%s\" is not a group name (use [a-z_][a-z0-9_-]*, at most %zu "
-		         "characters)",
-		         config_quote(text, q, sizeof(q)), row->max_len);
-		return -EINVAL;
-	}
-	v->str = text;
-	return 0;
-}
-
-static int
-config_value_parse(const struct config_key *row, const char *text, union config_value *v, char *msg,
-                   size_t msglen)
-{
-	switch (row->type) {
-	case CONFIG_DURATION:
-		return config_unit_number_parse(row, text, duration_units, "a duration",
-		                                "1s or 500ms", v, msg, msglen);
-	case CONFIG_RATE:
-		return config_unit_number_parse(row, text, rate_units, "a rate",
-		                                "1024MiB/s or 2GiB/s", v, msg, msglen);
-	case CONFIG_MODE:
-		return config_mode_parse(row, text, v, msg, msglen);
-	case CONFIG_BOOL:
-		return config_bool_parse(text, v, msg, msglen);
-	case CONFIG_ENUM:
-		return config_enum_parse(row, text, v, msg, msglen);
-	case CONFIG_PATH:
-		return config_path_parse(row, text, v, msg, msglen);
-	case CONFIG_GROUP:
-		return config_group_parse(row, text, v, msg, msglen);
-	}
-	snprintf(msg, msglen, "has an unknown type"); /* not reached: every type is handled */
-	return -EINVAL;
-}
+/* ---- applying values (the parsers are in config_value.c) ------------------------------------- */
 
 /* Parse text as row's value and store it in cfg; -EINVAL with a message in msg. */
 static int

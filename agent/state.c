@@ -10,8 +10,9 @@
  * ("vcpus[2].tid: ...").  Saving writes PATH.tmp in the same directory, fsyncs it, renames it
  * over PATH and fsyncs the directory, so a crash leaves either the old or the new file.
  *
- * VM names longer than the 63 bytes struct state_entry holds are recorded cut to 63 bytes and
- * compared that way.
+ * VM names are kept whole, up to STATE_VM_NAME_MAX (255) bytes, and compared whole.  A longer
+ * name is never cut: state_record() refuses it with -ENAMETOOLONG and a file holding one does not
+ * load ("vcpus[2].vm: must be 1 to 255 bytes").
  */
 #include "host/fileio.h"
 #include "agent/state.h"
@@ -66,11 +67,11 @@ state_free(struct state *st)
 	free(st);
 }
 
-/* Does the recorded name rec match vm, both seen as state_entry.vm would hold them? */
+/* Does the recorded name rec match vm?  Whole names: a longer vm never matches. */
 static bool
 state_name_eq(const char *rec, const char *vm)
 {
-	return strncmp(rec, vm, sizeof(((struct state_entry *)0)->vm) - 1) == 0;
+	return strcmp(rec, vm) == 0;
 }
 
 const struct state_entry *
@@ -100,13 +101,16 @@ state_append(struct state *st, const char *vm, int vm_id, int vcpu, int tid, uin
 }
 
 /* An empty orig_nodes is not recorded: there would be nothing to restore to. */
-void
+int
 state_record(struct state *st, const char *vm, int vm_id, int vcpu, int tid, uint64_t orig_nodes)
 {
+	if (strnlen(vm, STATE_VM_NAME_MAX + 1) > STATE_VM_NAME_MAX)
+		return -ENAMETOOLONG; /* cut, it could match another VM's entries */
 	if (orig_nodes == 0 || vm[0] == '\0' || state_find(st, vm, vcpu) != NULL)
-		return;
+		return 0;
 	state_append(st, vm, vm_id, vcpu, tid, orig_nodes);
 	st->dirty = true;
+	return 0;
 }
 
 void
@@ -246,7 +250,7 @@ state_root_load(struct state *st, json_object *root, char *why, size_t whylen)
 	static const char *const fields[] = {"version", "vcpus", NULL};
 	json_object *vcpus;
 	const char *reason, *extra;
-	char sub[160];
+	char sub[STATE_VM_NAME_MAX + 64]; /* ": vm \"NAME\" vcpu N is listed twice" and shorter */
 	int version = 0;
 
 	if (!json_object_is_type(root, json_type_object)) {
@@ -320,7 +324,7 @@ state_load(const char *path, struct state **out, char *err, size_t errlen)
 {
 	struct state *st = state_new();
 	json_object *root = NULL;
-	char *data = NULL, why[256];
+	char *data = NULL, why[STATE_VM_NAME_MAX + 128]; /* "vcpus[N]" and state_root_load's sub */
 	size_t len = 0;
 	int rc;
 

@@ -13,9 +13,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Longest VM name recorded, in bytes without the NUL.  libvirt keeps a domain's files under
+ * its name, so NAME_MAX (255) bounds what a real host shows; a longer name is refused whole,
+ * never cut (two names cut alike would share entries).
+ */
+#define STATE_VM_NAME_MAX 255
+
 struct state_entry {
-	char vm[64]; /* VM name (stable across daemon restarts) */
-	int vm_id;   /* VM id when recorded (pid on Linux) */
+	char vm[STATE_VM_NAME_MAX + 1]; /* VM name (stable across daemon restarts) */
+	int vm_id;                      /* VM id when recorded (pid on Linux) */
 	int vcpu;
 	int tid;
 	uint64_t orig_nodes; /* allowed node mask before vnumad first pinned it */
@@ -32,10 +39,15 @@ void state_free(struct state *st);
 /* Missing file: an empty state.  Malformed file: -EINVAL with a message (never a crash). */
 int state_load(const char *path, struct state **out, char *err, size_t errlen);
 int state_save(struct state *st, const char *path, char *err, size_t errlen);
+/* A name longer than STATE_VM_NAME_MAX is never found (and never recorded). */
 const struct state_entry *state_find(const struct state *st, const char *vm, int vcpu);
-/* Record vcpu's original mask unless already recorded; marks dirty when added. */
-void state_record(struct state *st, const char *vm, int vm_id, int vcpu, int tid,
-                  uint64_t orig_nodes);
+/*
+ * Record vcpu's original mask unless already recorded; marks dirty when added.  Returns 0
+ * (also when there is nothing to record: an empty name or mask), or -ENAMETOOLONG, recording
+ * nothing, when vm is longer than STATE_VM_NAME_MAX bytes.
+ */
+int state_record(struct state *st, const char *vm, int vm_id, int vcpu, int tid,
+                 uint64_t orig_nodes);
 void state_forget(struct state *st, const char *vm, int vcpu); /* vcpu < 0: the whole VM */
 
 /* Take an exclusive lock on path + ".lock"; -EBUSY with a message when another holds it. */

@@ -1,7 +1,8 @@
 /*
- * test_state.c - the state file: record/find/forget, a save-load round trip, atomic replacement,
- * a failed save leaving the old file, every kind of malformed file rejected with a message
- * naming the field, a missing file read as empty, and the lock held only once.
+ * test_state.c - the state file: record/find/forget, a save-load round trip (also of the longest
+ * VM names), over-long names refused whole, atomic replacement, a failed save leaving the old
+ * file, every kind of malformed file rejected with a message naming the field, a missing file
+ * read as empty, and the lock held only once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -94,12 +95,15 @@ test_record_find_forget(void **state)
 	assert_null(state_find(st, "web", 1));
 	assert_null(state_find(st, "db", 0));
 
-	/* Names longer than the entry holds are kept cut, and found by the full name. */
+	/* Names past 63 bytes are kept whole; one differing only after byte 63 is another VM. */
 	memset(long_name, 'v', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
-	state_record(st, long_name, 300, 0, 301, 0x1);
+	assert_int_equal(state_record(st, long_name, 300, 0, 301, 0x1), 0);
 	assert_non_null(state_find(st, long_name, 0));
-	assert_int_equal(strlen(state_find(st, long_name, 0)->vm), 63);
+	assert_string_equal(state_find(st, long_name, 0)->vm, long_name);
+	long_name[80] = 'w';
+	assert_null(state_find(st, long_name, 0));
+	long_name[80] = 'v';
 
 	st->dirty = false;
 	state_forget(st, "db1", 1);
@@ -245,6 +249,7 @@ expect_malformed(const char *text, size_t len, const char *want)
 
 #define ENTRY(fields) "{\"version\":1,\"vcpus\":[{" fields "}]}"
 #define GOOD          "\"vm\":\"a\",\"vm_id\":1,\"vcpu\":0,\"tid\":2,\"orig_nodes\":\"0-3\""
+#define GOOD_REST     "\"vm_id\":1,\"vcpu\":0,\"tid\":2,\"orig_nodes\":\"0-3\""
 
 static void
 test_malformed(void **state)
@@ -279,7 +284,7 @@ test_malformed(void **state)
 	    {ENTRY("\"vm\":7,\"vm_id\":1,\"vcpu\":0,\"tid\":2,\"orig_nodes\":\"0\""),
 	     "vcpus[0].vm: is not a string"},
 	    {ENTRY("\"vm\":\"\",\"vm_id\":1,\"vcpu\":0,\"tid\":2,\"orig_nodes\":\"0\""),
-	     "vcpus[0].vm: must be 1 to 63 bytes"},
+	     "vcpus[0].vm: must be 1 to 255 bytes"},
 	    {ENTRY("\"vm\":\"a\",\"vm_id\":0,\"vcpu\":0,\"tid\":2,\"orig_nodes\":\"0\""),
 	     "vcpus[0].vm_id: is out of range"},
 	    {ENTRY("\"vm\":\"a\",\"vm_id\":1,\"vcpu\":-1,\"tid\":2,\"orig_nodes\":\"0\""),
@@ -305,6 +310,109 @@ test_malformed(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		expect_malformed(cases[i].text, strlen(cases[i].text), cases[i].want);
 	expect_malformed("{\"version\":1,\0\"vcpus\":[]}", 25, "contains a NUL byte");
+}
+
+/*
+ * name: len bytes of valid UTF-8, tag first, then a pattern with a 2-byte character ("é"); a
+ * character the end would cut is replaced by '-'.
+ */
+static void
+long_name_fill(char *name, size_t len, char tag)
+{
+	static const char pat[] = "vm-\xc3\xa9-";
+
+	for (size_t i = 0; i < len; i++)
+		name[i] = pat[i % (sizeof(pat) - 1)];
+	name[0] = tag;
+	if ((unsigned char)name[len - 1] == 0xc3)
+		name[len - 1] = '-';
+	name[len] = '\0';
+}
+
+/* The longest names a state file may hold survive a save and a load whole. */
+static void
+test_long_name_round_trip(void **state)
+{
+	struct state *st = state_new(), *back = NULL;
+	char a[STATE_VM_NAME_MAX + 1], b[STATE_VM_NAME_MAX + 1], err[512];
+	const struct state_entry *e;
+
+	/* libvirt names may be as long as a file name (255 bytes); all of it is kept. */
+	assert_true(STATE_VM_NAME_MAX >= 255);
+	assert_true(sizeof(((struct state_entry *)0)->vm) >= 256);
+	long_name_fill(a, STATE_VM_NAME_MAX, 'a');
+	long_name_fill(b, STATE_VM_NAME_MAX, 'b'); /* equal to a but for its first byte */
+	assert_int_equal(state_record(st, a, 10, 0, 11, 0x3), 0);
+	assert_int_equal(state_record(st, a, 10, 1, 12, 0x3), 0);
+	assert_int_equal(state_record(st, b, 20, 0, 21, 0xc), 0);
+	assert_int_equal(st->nr, 3);
+	assert_int_equal(state_save(st, state_path, err, sizeof(err)), 0);
+
+	assert_int_equal(state_load(state_path, &back, err, sizeof(err)), 0);
+	assert_int_equal(back->nr, 3);
+	e = state_find(back, a, 1);
+	assert_non_null(e);
+	assert_int_equal(strlen(e->vm), STATE_VM_NAME_MAX);
+	assert_string_equal(e->vm, a);
+	assert_int_equal(e->tid, 12);
+	e = state_find(back, b, 0);
+	assert_non_null(e);
+	assert_string_equal(e->vm, b);
+	assert_true(e->orig_nodes == 0xc);
+	/* Forgetting one long-named VM leaves the other, whatever they share. */
+	state_forget(back, a, -1);
+	assert_int_equal(back->nr, 1);
+	assert_non_null(state_find(back, b, 0));
+	state_free(back);
+	state_free(st);
+}
+
+/*
+ * A name one byte over the limit is refused whole: not recorded, not found, not cut to match
+ * another VM; in a file it is an error naming the field, however long it is.
+ */
+static void
+test_name_too_long(void **state)
+{
+	struct state *st = state_new();
+	char name[STATE_VM_NAME_MAX + 2], dup[2 * STATE_VM_NAME_MAX + 256];
+	size_t huge_len = 100000, n;
+	char *huge = malloc(huge_len + 256);
+
+	assert_non_null(huge);
+	long_name_fill(name, STATE_VM_NAME_MAX + 1, 'x');
+	assert_int_equal(state_record(st, name, 1, 0, 2, 0x1), -ENAMETOOLONG);
+	assert_int_equal(st->nr, 0);
+	assert_false(st->dirty);
+	assert_null(state_find(st, name, 0));
+	/* The name cut to the limit is another VM: it does not answer for the long one. */
+	name[STATE_VM_NAME_MAX] = '\0';
+	assert_int_equal(state_record(st, name, 1, 0, 2, 0x1), 0);
+	assert_int_equal(st->nr, 1);
+	name[STATE_VM_NAME_MAX] = 'x';
+	assert_null(state_find(st, name, 0));
+	state_forget(st, name, -1);
+	assert_int_equal(st->nr, 1);
+	state_free(st);
+
+	snprintf(huge, huge_len + 256, "{\"version\":1,\"vcpus\":[{\"vm\":\"%s\",%s", name,
+	         "\"vm_id\":1,\"vcpu\":0,\"tid\":2,\"orig_nodes\":\"0\"}]}");
+	expect_malformed(huge, strlen(huge), "vcpus[0].vm: must be 1 to 255 bytes");
+	strcpy(huge, "{\"version\":1,\"vcpus\":[{\"vm\":\"");
+	n = strlen(huge);
+	memset(huge + n, 'y', huge_len);
+	huge[n + huge_len] = '\0';
+	strcat(huge, "\"," GOOD_REST "}]}");
+	expect_malformed(huge, strlen(huge), "vcpus[0].vm: must be 1 to 255 bytes");
+	/* A message that quotes a name of the longest kind quotes all of it. */
+	name[STATE_VM_NAME_MAX] = '\0';
+	snprintf(dup, sizeof(dup), "vcpus[1]: vm \"%s\" vcpu 0 is listed twice", name);
+	snprintf(huge, huge_len + 256,
+	         "{\"version\":1,\"vcpus\":[{\"vm\":\"%s\"," GOOD_REST "},{\"vm\":\"%s\"," GOOD_REST
+	         "}]}",
+	         name, name);
+	expect_malformed(huge, strlen(huge), dup);
+	free(huge);
 }
 
 static void
@@ -376,6 +484,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_record_find_forget),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_long_name_round_trip),
+		cmocka_unit_test(test_name_too_long),
 		cmocka_unit_test(test_file_format),
 		cmocka_unit_test(test_atomic_replace),
 		cmocka_unit_test(test_failed_save_keeps_old),
