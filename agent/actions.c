@@ -72,7 +72,12 @@ actions_pin(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t nodes
 	if (vcpu < 0 || vcpu >= vm->nr_vcpus || !actions_nodes_ok(d, nodes))
 		return -EINVAL;
 	sv = &vm->vcpus[vcpu];
-	state_record(d->state, vm->name, vm->id, vcpu, sv->tid, sv->allowed_nodes);
+	/* Never change an affinity that could not be put back. */
+	if ((rc = state_record(d->state, vm->name, vm->id, vcpu, sv->tid, sv->allowed_nodes)) < 0) {
+		log_vm_warnx(vm->id, d->snap->now_s, "%s: not pinned: cannot record it: %s",
+		             vm->name, strerror(-rc));
+		return rc;
+	}
 	rc = d->host->ops->pin_vcpu(d->host, vm->id, vcpu, nodes);
 	actions_result(d, vm, rc, "pin");
 	if (rc < 0)

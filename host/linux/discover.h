@@ -50,7 +50,7 @@ struct linux_vm {
 	bool mem_from_cmdline;       /* mem_mib came from -m (else from numa_maps) */
 	/* Guest RAM mappings, from numa_maps. */
 	int nr_ram_maps;
-	uint64_t *ram_starts; /* their start addresses, ascending; owned */
+	uint64_t *ram_starts;   /* their start addresses, ascending; owned */
 	bool ram_huge;          /* some RAM mapping is hugetlbfs-backed */
 	bool ram_bound;         /* some RAM mapping has an explicit policy without =balancing */
 	char ram_policy[32];    /* the first such policy, e.g. "bind:1", for messages */

@@ -84,12 +84,16 @@ static void
 lh_describe(struct linux_host *lh)
 {
 	const struct linux_host_caps *c = &lh->caps;
+	int n = snprintf(lh->describe, sizeof(lh->describe),
+	                 "kernel.numa_balancing=%d%s; numa_faults in sched files: %s; debugfs "
+	                 "scan tunables: %s",
+	                 c->numa_balancing, c->balancing_on ? "" : " (off: placement-only)",
+	                 c->sched_numa_faults ? "yes" : "no", c->debugfs_scan ? "yes" : "no");
 
-	snprintf(lh->describe, sizeof(lh->describe),
-	         "kernel.numa_balancing=%d%s; numa_faults in sched files: %s; debugfs scan "
-	         "tunables: %s",
-	         c->numa_balancing, c->balancing_on ? "" : " (off: placement-only)",
-	         c->sched_numa_faults ? "yes" : "no", c->debugfs_scan ? "yes" : "no");
+	if (lh->skipped > 0 && n > 0 && (size_t)n < sizeof(lh->describe))
+		snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
+		         "; unreadable QEMU processes skipped: %llu (last: %s)",
+		         (unsigned long long)lh->skipped, lh->skip_reason);
 }
 
 /* ---- observing ------------------------------------------------------------------------- */
@@ -220,6 +224,17 @@ lh_vms_prune(struct linux_host *lh)
 	lh->nr_vms = keep;
 }
 
+/* Count processes left out of this snapshot (a file read while it changed, say). */
+static void
+lh_skips_note(struct linux_host *lh, int skipped, const char *reason)
+{
+	if (skipped <= 0)
+		return;
+	lh->skipped += (uint64_t)skipped;
+	snprintf(lh->skip_reason, sizeof(lh->skip_reason), "%s", reason);
+	lh_describe(lh);
+}
+
 /* Re-read kernel.numa_balancing; true when it changed (every VM is re-probed then). */
 static bool
 lh_caps_refresh(struct linux_host *lh)
@@ -245,6 +260,7 @@ lh_snapshot(struct host *h, struct snapshot **out)
 	struct linux_nodes nodes = {0};
 	struct linux_snap_aux aux = {0};
 	struct linux_vm *vms = NULL;
+	struct linux_discover_skips skips;
 	struct snapshot *snap = NULL;
 	size_t nr_vms = 0;
 	bool reprobe = lh_caps_refresh(lh);
@@ -253,11 +269,13 @@ lh_snapshot(struct host *h, struct snapshot **out)
 	*out = NULL;
 	if ((ret = linux_nodes_read(lh->root, &nodes)) < 0)
 		return ret;
-	if ((ret = linux_vms_discover(lh->root, &vms, &nr_vms)) < 0) {
+	if ((ret = linux_vms_discover_skips(lh->root, &vms, &nr_vms, &skips)) < 0) {
 		linux_nodes_free(&nodes);
 		return ret;
 	}
 	linux_snapshot_assemble(lh->root, &nodes, vms, nr_vms, &snap, &aux);
+	lh_skips_note(lh, skips.skipped, skips.reason);
+	lh_skips_note(lh, aux.skipped, aux.skip_reason);
 	snap->now_s = linux_host_clock_s();
 	linux_nodes_free(&lh->nodes);
 	lh->nodes = nodes;

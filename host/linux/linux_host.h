@@ -33,6 +33,14 @@
  * the daemon stays responsive and the rate stays smooth.
  */
 #define LINUX_HOST_BUSY_WAKE_S 0.05
+/*
+ * Most time one migrator tick may charge, seconds.  The migrator lets up to a second's budget
+ * carry over after a pause; the daemon's loop can sleep half a second between ticks, so a
+ * new request could start with 500 MiB to move at once and stall the daemon for seconds on a
+ * slow host.  Feeding the migrator a clock that advances at most this much per tick keeps
+ * every tick short; the cost is that time lost to a stall is not caught up.  Default 0.1.
+ */
+#define LINUX_HOST_TICK_MAX_S 0.1
 /* Uptime reported for a VM whose threads started in this very clock tick, seconds. */
 #define LINUX_HOST_MIN_UPTIME_S 0.001
 
@@ -82,9 +90,13 @@ struct linux_host {
 	long hz;          /* clock ticks per second of /proc stat times */
 	uint64_t page_bytes;
 	struct linux_host_caps caps;
-	char describe[192];
+	char describe[512];
+	/* Processes and VMs left out of a snapshot because a file was malformed. */
+	uint64_t skipped;
+	char skip_reason[160];    /* the last one */
 	struct linux_nodes nodes; /* as of the last snapshot */
 	struct linux_migrator *mig;
+	double mig_clock_s, mig_real_s; /* the migrator's clock, and real time at its last tick */
 	struct lh_vm *vms;
 	size_t nr_vms, cap_vms;
 	int *orphans; /* requests of VMs that left, released once finished */

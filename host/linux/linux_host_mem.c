@@ -147,7 +147,13 @@ lh_orphans_release(struct linux_host *lh)
 void
 linux_host_mem_advance(struct linux_host *lh, double now_s)
 {
-	linux_migrator_tick(lh->mig, now_s);
+	double dt_s = lh->mig_real_s > 0 ? now_s - lh->mig_real_s : 0;
+
+	lh->mig_real_s = now_s;
+	lh->mig_clock_s += dt_s < 0                       ? 0
+	                   : dt_s > LINUX_HOST_TICK_MAX_S ? LINUX_HOST_TICK_MAX_S
+	                                                  : dt_s;
+	linux_migrator_tick(lh->mig, lh->mig_clock_s);
 	for (size_t v = 0; v < lh->nr_vms; v++) {
 		struct lh_vm *vm = &lh->vms[v];
 		size_t keep = 0;

@@ -4,6 +4,7 @@
 #include "host/linux/snapshot.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,9 +67,13 @@ allowed_nodes(const struct linux_nodes *nodes, const struct linux_task_status *s
 	return all ? all : some ? some : NODEMASK_ALL;
 }
 
-/* 0, -ENOENT (vanished: drop it) or another -errno (malformed: skip the VM). */
+/*
+ * 0, -ENOENT (vanished: drop it) or another -errno (malformed: skip the VM); *what names the
+ * file that failed.
+ */
 static int
-vcpu_read(const char *root, const struct linux_nodes *nodes, int pid, int tid, struct vcpu_obs *obs)
+vcpu_read(const char *root, const struct linux_nodes *nodes, int pid, int tid, struct vcpu_obs *obs,
+          const char **what)
 {
 	struct linux_task_stat stat;
 	struct linux_task_status status = {0};
@@ -76,15 +81,18 @@ vcpu_read(const char *root, const struct linux_nodes *nodes, int pid, int tid, s
 
 	memset(obs, 0, sizeof(*obs));
 	obs->tid = tid;
+	*what = "stat";
 	if ((ret = linux_task_stat_read(root, pid, tid, &stat)) < 0)
 		return ret;
 	obs->cpu = stat.processor;
 	obs->ticks = stat.utime_ticks + stat.stime_ticks;
 	obs->start_ticks = stat.starttime_ticks;
+	*what = "status";
 	if ((ret = linux_task_status_read(root, pid, tid, &status)) < 0)
 		return ret;
 	obs->allowed_nodes = allowed_nodes(nodes, &status);
 	linux_task_status_free(&status);
+	*what = "sched";
 	return linux_sched_read(root, pid, tid, &obs->sched);
 }
 
@@ -100,14 +108,16 @@ vm_obs_free(struct vm_obs *o)
 
 static void
 vm_obs_read(const char *root, const struct linux_nodes *nodes, const struct linux_vm *vm,
-            struct vm_obs *o)
+            struct vm_obs *o, struct linux_snap_aux *aux)
 {
+	const char *what = "";
+
 	o->vm = vm;
 	o->nr_vcpus = 0;
 	o->vcpus = xcalloc((size_t)vm->nr_vcpus + 1, sizeof(*o->vcpus));
 	for (int i = 0; i < vm->nr_vcpus; i++) {
 		struct vcpu_obs *v = &o->vcpus[o->nr_vcpus];
-		int ret = vcpu_read(root, nodes, vm->pid, vm->vcpus[i].tid, v);
+		int ret = vcpu_read(root, nodes, vm->pid, vm->vcpus[i].tid, v, &what);
 
 		if (ret == 0) {
 			o->nr_vcpus++;
@@ -116,6 +126,12 @@ vm_obs_read(const char *root, const struct linux_nodes *nodes, const struct linu
 		linux_sched_free(&v->sched);
 		if (ret != -ENOENT) {
 			vm_obs_free(o); /* malformed: skip the whole VM this round */
+			if (aux != NULL) {
+				aux->skipped++;
+				snprintf(aux->skip_reason, sizeof(aux->skip_reason),
+				         "pid %d: task %d %s: %s", vm->pid, vm->vcpus[i].tid, what,
+				         strerror(-ret));
+			}
 			return;
 		}
 	}
@@ -211,11 +227,13 @@ linux_snapshot_assemble(const char *root, const struct linux_nodes *nodes,
 	struct snapshot *snap;
 
 	for (size_t i = 0; i < nr_vms; i++) {
-		vm_obs_read(root, nodes, &vms[i], &obs[nr_kept]);
+		vm_obs_read(root, nodes, &vms[i], &obs[nr_kept], aux);
 		if (obs[nr_kept].nr_vcpus > 0) {
 			nr_vcpus[nr_kept] = obs[nr_kept].nr_vcpus;
 			total += nr_vcpus[nr_kept];
 			from[nr_kept++] = i;
+		} else {
+			vm_obs_free(&obs[nr_kept]); /* every thread vanished */
 		}
 	}
 	snap = snapshot_new(nodes->nr_nodes, max_cpu_id(nodes) + 1, nr_kept, nr_vcpus);

@@ -31,13 +31,15 @@ int linux_snapshot_build(const char *root, struct snapshot **out);
 
 /*
  * What a backend needs besides the snapshot, for the VMs it kept (those with vCPU threads):
- * which discovered VM each one is, and per vCPU (in vcpu_store order) its CPU time so far
- * (utime + stime) and its start time, both in clock ticks.
+ * which discovered VM each one is, which were left out and why, and per vCPU (in vcpu_store order)
+ * its CPU time so far (utime + stime) and its start time, both in clock ticks.
  */
 struct linux_snap_aux {
 	size_t *vm_of;
 	uint64_t *vcpu_ticks;
 	uint64_t *vcpu_start_ticks;
+	int skipped;           /* VMs left out because a thread's file was malformed */
+	char skip_reason[160]; /* the last such, e.g. "pid 5: task 7 sched: Invalid argument" */
 };
 
 /*
