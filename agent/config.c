@@ -71,6 +71,7 @@ enum config_key_id {
 	KEY_LOG_TARGET,
 	KEY_MIGRATE_RATE,
 	KEY_DEFAULT_MODE,
+	KEY_POLICY_DIR,
 	CONFIG_NR_KEYS,
 };
 
@@ -99,6 +100,7 @@ CONFIG_SET_STRING(set_socket, socket_path)
 CONFIG_SET_FIELD(set_socket_mode, socket_mode, mode)
 CONFIG_SET_STRING(set_control_group, control_group)
 CONFIG_SET_STRING(set_state_file, state_file)
+CONFIG_SET_STRING(set_policy_dir, policy_dir)
 CONFIG_SET_FIELD(set_restore_on_exit, restore_on_exit, yes)
 CONFIG_SET_FIELD(set_migrate_rate, migrate_rate_mib_s, num)
 
@@ -176,6 +178,11 @@ static const struct config_key config_keys[CONFIG_NR_KEYS] = {
 		.name = "default_mode", .type = CONFIG_ENUM, .choices = mode_names,
 		.def = "auto", .set = set_default_mode,
 		.doc = "mode of a VM without a per-VM policy"},
+	[KEY_POLICY_DIR] = {
+		.name = "policy_dir", .type = CONFIG_PATH, .max_len = CONFIG_STATE_PATH_MAX,
+		.range = "at most " STR(CONFIG_STATE_PATH_MAX) " bytes",
+		.def = "/etc/vnumad/policy.d", .set = set_policy_dir,
+		.doc = "per-VM policy files NAME.xml, for VMs whose host holds no policy"},
 };
 /* clang-format on */
 

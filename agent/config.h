@@ -37,6 +37,7 @@ struct config {
 	enum log_target log_target; /* log_target: auto|stderr|journal, default auto */
 	double migrate_rate_mib_s;  /* migrate_rate, e.g. 1024MiB/s (host-wide), default 1024 */
 	enum vm_policy_mode default_mode; /* default_mode: auto|advisory|manual|off, default auto */
+	char policy_dir[PATH_MAX];        /* policy_dir, default /etc/vnumad/policy.d */
 };
 
 void config_defaults(struct config *cfg);

@@ -175,12 +175,26 @@ daemon_count_vm(struct daemon *d, struct dvm *v, const struct snap_vm *vm)
 static void
 daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
 {
-	struct vm_policy def;
+	const struct policy_file *f;
 
-	vm_policy_init_default(&def);
-	if (v->live_policy)
+	/* Precedence: live (vnumactl), the host's own (domain metadata), a policy file, default. */
+	if (v->live_policy) {
 		vm->policy = v->policy;
-	else if (memcmp(&vm->policy, &def, sizeof(def)) == 0)
+		vm->policy_ok = true;
+		v->policy_source = "live";
+	} else if (vm->policy_set) {
+		v->policy_source = "host";
+	} else if ((f = policy_files_match(&d->pfiles, vm->name)) != NULL) {
+		vm->policy = f->policy; /* the default policy when the file is bad */
+		vm->policy_ok = f->ok;
+		/* cut to the snapshot's field, which names the file and the first bad attribute */
+		memcpy(vm->policy_error, f->error, sizeof(vm->policy_error) - 1);
+		vm->policy_error[sizeof(vm->policy_error) - 1] = '\0';
+		v->policy_source = "file";
+	} else {
+		v->policy_source = "default";
+	}
+	if (!vm->policy_ok || strcmp(v->policy_source, "default") == 0)
 		vm->policy.mode = d->cfg.default_mode;
 	if (v->admin_pinned)
 		vm->policy.mode = VM_POLICY_MODE_MANUAL;
@@ -320,6 +334,9 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	rc = state_load(d->cfg.state_file, &d->state, err, errlen);
 	if (rc < 0)
 		return rc;
+	rc = policy_files_load(d->cfg.policy_dir, &d->pfiles, err, errlen);
+	if (rc < 0)
+		return rc;
 	rc = daemon_host_open(d, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -338,6 +355,7 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 int
 daemon_reload(struct daemon *d, char *err, size_t errlen)
 {
+	struct policy_files pfiles;
 	struct config cfg;
 	int rc = config_load(d->config_path, &cfg, err, errlen);
 
@@ -357,6 +375,11 @@ daemon_reload(struct daemon *d, char *err, size_t errlen)
 		          "take effect at the next start");
 	memcpy(cfg.socket_path, d->cfg.socket_path, sizeof(cfg.socket_path));
 	memcpy(cfg.state_file, d->cfg.state_file, sizeof(cfg.state_file));
+	rc = policy_files_load(cfg.policy_dir, &pfiles, err, errlen);
+	if (rc < 0)
+		return rc;
+	policy_files_free(&d->pfiles);
+	d->pfiles = pfiles;
 	d->cfg = cfg;
 	log_set_level(cfg.log_level);
 	engine_configure(d->eng, cfg.migrate_rate_mib_s, cfg.rebalance_period_s);
@@ -490,6 +513,7 @@ daemon_fini(struct daemon *d)
 	snapshot_free(d->snap);
 	plan_free(&d->plan);
 	state_free(d->state);
+	policy_files_free(&d->pfiles);
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
 }

@@ -16,6 +16,7 @@
 #include "agent/config.h"
 #include "agent/control.h"
 #include "agent/events.h"
+#include "agent/policy_files.h"
 #include "host/host.h"
 #include "policy/model.h"
 
@@ -37,6 +38,8 @@ struct dvm {
 	bool live_policy;        /* policy set with `vnumactl policy` / `migrate` */
 	struct vm_policy policy; /* the live policy when live_policy */
 	bool admin_pinned;       /* `vnumactl pin`: mode manual until `unpin` */
+	/* Where the policy in force came from: "live", "host", "file" or "default". */
+	const char *policy_source;
 	struct dvm_counters c;
 	int nr_vcpus, nr_nodes;
 	uint64_t *fault_prev; /* per vCPU x node: last fault level seen */
@@ -62,6 +65,7 @@ struct daemon {
 	const char *backend; /* the open host's name: "sim", "linux" */
 	bool simulate;       /* --simulate: the simulated host, else the real one (linux) */
 	char scenario[4096]; /* --simulate argument ("default" for the built-in) */
+	struct policy_files pfiles; /* policy_dir's files */
 	const struct balancer_ops *bal;
 	void *eng;
 	struct control *ctl;

@@ -82,7 +82,8 @@ handlers_vm_row(struct daemon *d, const struct snap_vm *vm)
 	json_object_object_add(o, "mode",
 	                       json_object_new_string(vm_policy_mode_name(vm->policy.mode)));
 	json_object_object_add(o, "policy_ok", json_object_new_boolean(vm->policy_ok));
-	json_object_object_add(o, "policy_error", NULL);
+	json_object_object_add(o, "policy_error",
+	                       vm->policy_ok ? NULL : json_object_new_string(vm->policy_error));
 	json_object_object_add(o, "home", hj_nodes(r.home));
 	json_object_object_add(o, "vcpu_nodes", hj_nodes(where));
 	json_object_object_add(o, "locality", json_object_new_double(loc));

@@ -214,10 +214,12 @@ hv_policy_show(struct daemon *d, const struct snap_vm *vm, struct json_object **
 	json_object_object_add(o, "vm", json_object_new_string(vm->name));
 	json_object_object_add(o, "policy", hv_policy_json(&vm->policy));
 	json_object_object_add(o, "policy_xml", json_object_new_string(xml));
-	json_object_object_add(o, "source",
-	                       json_object_new_string(v && v->live_policy ? "live" : "host"));
+	json_object_object_add(
+	    o, "source",
+	    json_object_new_string(v && v->policy_source ? v->policy_source : "default"));
 	json_object_object_add(o, "policy_ok", json_object_new_boolean(vm->policy_ok));
-	json_object_object_add(o, "policy_error", NULL);
+	json_object_object_add(o, "policy_error",
+	                       vm->policy_ok ? NULL : json_object_new_string(vm->policy_error));
 	free(xml);
 	*data = o;
 	return PROTO_OK;
@@ -274,6 +276,7 @@ h_policy(HANDLER_ARGS)
 	if (v != NULL) {
 		v->live_policy = true;
 		v->policy = pol;
+		v->policy_source = "live";
 	}
 	daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "%s", xml);
 	free(xml);
@@ -423,6 +426,7 @@ h_migrate(HANDLER_ARGS)
 	v->policy.nodes = mask;
 	v->policy.mode = VM_POLICY_MODE_AUTO;
 	v->live_policy = true;
+	v->policy_source = "live";
 	v->admin_pinned = false;
 	daemon_event(d, vm->id, vm->name, "policy", "migrate", 0, "whole VM to node %s",
 	             nodemask_format(mask, buf, sizeof(buf)));

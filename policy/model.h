@@ -64,7 +64,9 @@ struct snap_vm {
 	struct snap_cell *cells;
 	int *vcpu_cell; /* per vCPU: its cell, or NULL when nr_cells == 0 */
 	struct vm_policy policy;
-	bool policy_ok; /* false: the VM's policy failed to parse; defaults apply */
+	bool policy_set;        /* the host holds a policy for this VM (domain metadata) */
+	bool policy_ok;         /* false: the VM's policy failed to parse; defaults apply */
+	char policy_error[256]; /* why, when !policy_ok */
 	/* Feedback from the balancer's own memory moves since the previous snapshot. */
 	uint64_t mig_done_mib;
 	uint64_t mig_failed_mib;

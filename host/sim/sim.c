@@ -141,6 +141,7 @@ sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm)
 			svm->vcpu_cell[scv->cells[c].vcpus[i]] = c;
 	}
 	svm->policy = scv->policy;
+	svm->policy_set = scv->policy_xml != NULL;
 	svm->policy_ok = true;
 	svm->mig_done_mib = vm->mig_done_mib;
 	svm->mig_failed_mib = vm->mig_failed_mib;

@@ -47,9 +47,18 @@ sample_period = 1s
 rebalance_period = 2s
 socket_mode = 0666
 state_file = $D/state.json
+policy_dir = $D/policy.d
 restore_on_exit = yes
 log_level = info
 EOF
+
+# Policy files: a pattern, a broken file, and a catch-all that must not override a VM's own
+# (host) policy nor a more specific file.
+mkdir "$D/policy.d"
+NS="xmlns:vnuma='http://vnumad.org/schemas/policy/1.0'"
+echo "<vnuma:policy $NS mode='advisory' priority='70'/>" >"$D/policy.d/batch-*.xml"
+echo "<vnuma:policy $NS mode='sideways'/>" >"$D/policy.d/jump-host.xml"
+echo "<vnuma:policy $NS priority='20'/>" >"$D/policy.d/*.xml"
 
 start_daemon() {
 	"$VNUMAD" -f "$CONF" --simulate default --speed 20 --socket "$SOCK" --foreground \
@@ -91,7 +100,8 @@ r2=$(rounds)
 l=$(jctl list)
 check "$l" '.vms | length == 8' "list: the default scenario starts with 8 VMs"
 check "$l" '[.vms[].name] | index("db-orders") != null' "list has db-orders"
-check "$l" 'all(.vms[]; .mode == "auto" and .policy_ok == true)' "list: modes"
+check "$l" 'all(.vms[] | select(.name | test("^(batch|jump)-") | not); .mode == "auto" and
+	.policy_ok == true)' "list: modes"
 
 v=$(jctl vminfo db-orders)
 check "$v" '.vcpus == 8 and .memory_mib == 32768' "vminfo: size"
@@ -122,6 +132,18 @@ st=$(jctl stats)
 check "$st" '.counters.rounds > 0 and .counters.vcpu_moves > 0 and .counters.binds > 0' "stats"
 ctl top --once | grep -q "db-orders" || fail "top --once"
 printf 'list\nstatus\nquit\n' | "$CTL" -c "$SOCK" | grep -q "db-orders" || fail "shell"
+
+# --- policy sources: host (scenario/metadata), file, broken file, catch-all ------------------
+check "$(jctl policy batch-etl)" '.source == "file" and .policy.mode == "advisory" and
+	.policy.priority == 70' "policy file by pattern"
+check "$(jctl policy hpc-wide)" '.source == "host" and .policy.placement == "cells" and
+	.policy.priority == 50' "a VM's own policy beats the policy files"
+check "$(jctl policy analytics)" '.source == "file" and .policy.priority == 20' "catch-all file"
+check "$(jctl policy jump-host)" '.source == "file" and .policy_ok == false and
+	(.policy_error | test("jump-host.xml.*mode"))' "a broken policy file shows its error"
+check "$(jctl list)" '.vms[] | select(.name == "jump-host") | .policy_ok == false and
+	.mode == "auto"' "list: the broken file's VM runs on the default policy"
+ctl list | grep -q "jump-host.xml" || fail "list does not show the policy file's error"
 
 # --- mutating commands -----------------------------------------------------------------------
 "$CTL" -c "$SOCK" events --follow >"$D/follow.out" 2>&1 &
