@@ -6,7 +6,7 @@ set -eu
 
 # Build: compiler and tools, the libraries vnumad links against, cmocka for unit tests.
 PKGS="gcc make cmake pkg-config clang-format jq \
-libhwloc-dev libjson-c-dev libxml2-dev libcmocka-dev"
+libhwloc-dev libjson-c-dev libxml2-dev libvirt-dev libcmocka-dev"
 
 missing=""
 for p in $PKGS; do
