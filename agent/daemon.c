@@ -194,8 +194,18 @@ daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
 	} else {
 		v->policy_source = "default";
 	}
-	if (!vm->policy_ok || strcmp(v->policy_source, "default") == 0)
+	/*
+	 * A bad policy means the defaults.  A host may still hand a bad policy over as manual:
+	 * libvirt does when the admin pinned vCPUs in the domain XML, which stands either way.
+	 */
+	if (strcmp(v->policy_source, "default") == 0 ||
+	    (!vm->policy_ok && vm->policy.mode != VM_POLICY_MODE_MANUAL))
 		vm->policy.mode = d->cfg.default_mode;
+	/* What the host enforces (libvirt's strict numatune) bounds every policy. */
+	if ((vm->policy.nodes & vm->host_nodes) != 0)
+		vm->policy.nodes &= vm->host_nodes;
+	else
+		vm->policy.nodes = vm->host_nodes;
 	if (v->admin_pinned)
 		vm->policy.mode = VM_POLICY_MODE_MANUAL;
 	if (vm->policy.mode == VM_POLICY_MODE_ADVISORY)
@@ -310,10 +320,17 @@ daemon_open_control(struct daemon *d, char *err, size_t errlen)
 int
 daemon_host_open(struct daemon *d, char *err, size_t errlen)
 {
-	int rc = d->simulate
-	             ? host_sim_open(d->scenario, &d->host, err, errlen)
-	             : host_linux_open(NULL, d->cfg.migrate_rate_mib_s, &d->host, err, errlen);
+	struct host *linux_host;
+	int rc;
 
+	if (d->simulate)
+		rc = host_sim_open(d->scenario, &d->host, err, errlen);
+	else if ((rc = host_linux_open(NULL, d->cfg.migrate_rate_mib_s, &linux_host, err,
+	                               errlen)) == 0 &&
+	         d->connect_uri[0] != '\0')
+		rc = host_libvirt_open(d->connect_uri, linux_host, &d->host, err, errlen);
+	else if (rc == 0)
+		d->host = linux_host;
 	if (rc == 0)
 		d->backend = d->host->ops->name;
 	return rc;

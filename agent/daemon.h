@@ -62,9 +62,10 @@ struct daemon {
 	char config_path[4096];
 	bool config_given; /* -f FILE: a missing file is an error */
 	struct host *host;
-	const char *backend; /* the open host's name: "sim", "linux" */
-	bool simulate;       /* --simulate: the simulated host, else the real one (linux) */
-	char scenario[4096]; /* --simulate argument ("default" for the built-in) */
+	const char *backend;    /* the open host's name: "sim", "linux" */
+	bool simulate;          /* --simulate: the simulated host, else the real one (linux) */
+	char connect_uri[1024]; /* --connect URI: libvirt over the Linux host; "" = Linux alone */
+	char scenario[4096];    /* --simulate argument ("default" for the built-in) */
 	struct policy_files pfiles; /* policy_dir's files */
 	const struct balancer_ops *bal;
 	void *eng;

@@ -225,6 +225,36 @@ hv_policy_show(struct daemon *d, const struct snap_vm *vm, struct json_object **
 	return PROTO_OK;
 }
 
+/*
+ * Store a policy with the VM where the host can (libvirt metadata): live and/or config.  A
+ * host that keeps no policies is fine for live changes (the daemon holds them) and a 501 for
+ * --config.
+ */
+static enum proto_status
+hv_policy_store(struct daemon *d, const struct snap_vm *vm, const char *xml, bool live, bool config,
+                char *err, size_t errlen)
+{
+	int rc;
+
+	if (d->host->ops->policy_persist == NULL) {
+		if (!config)
+			return PROTO_OK;
+		snprintf(err, errlen,
+		         "--config: the %s host keeps no persistent domain configuration",
+		         d->backend);
+		return PROTO_UNSUPPORTED;
+	}
+	rc = d->host->ops->policy_persist(d->host, vm->id, xml, live, config);
+	if (rc == -EOPNOTSUPP && !config)
+		return PROTO_OK; /* not a VM of the host's (a plain QEMU): the daemon keeps it */
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: cannot store the policy in its %s definition: %s",
+		         vm->name, config ? "persistent" : "live", strerror(-rc));
+		return rc == -EOPNOTSUPP ? PROTO_UNSUPPORTED : PROTO_INTERNAL;
+	}
+	return PROTO_OK;
+}
+
 enum proto_status
 h_policy(HANDLER_ARGS)
 {
@@ -257,20 +287,14 @@ h_policy(HANDLER_ARGS)
 		return PROTO_BAD_REQUEST;
 	}
 	xml = vm_policy_format_xml(&pol);
-	if (strcmp(scope, "config") == 0) {
-		int rc = d->host->ops->policy_persist
-		             ? d->host->ops->policy_persist(d->host, vm->id, xml)
-		             : -EOPNOTSUPP;
-
+	st = hv_policy_store(d, vm, xml, strcmp(scope, "config") != 0, strcmp(scope, "config") == 0,
+	                     err, errlen);
+	if (st != PROTO_OK || strcmp(scope, "config") == 0) {
+		/* --config changes the VM's next start only, as virsh's --config does */
+		if (st == PROTO_OK)
+			daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "config: %s", xml);
 		free(xml);
-		if (rc < 0) {
-			snprintf(err, errlen,
-			         "--config: the %s host keeps no persistent domain "
-			         "configuration",
-			         d->backend);
-			return PROTO_UNSUPPORTED;
-		}
-		xml = vm_policy_format_xml(&pol);
+		return st == PROTO_OK ? hv_policy_show(d, vm, data) : st;
 	}
 	v = daemon_vm(d, vm->id);
 	if (v != NULL) {

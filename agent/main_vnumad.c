@@ -25,7 +25,8 @@ struct vnumad_opts {
 	const char *config;   /* -f/--config */
 	const char *simulate; /* --simulate [SCENARIO] */
 	bool have_simulate;
-	const char *host; /* --host linux */
+	const char *host;    /* --host linux */
+	const char *connect; /* --connect URI (libvirt) */
 	double speed;
 	const char *socket;
 	bool foreground, restore;
@@ -139,7 +140,7 @@ vnumad_parse(int argc, char **argv, struct vnumad_opts *o)
 				       "simulated host is --simulate)",
 				       o->host);
 		} else if (vnumad_is(a, "--connect")) {
-			fatalx("%s: the libvirt backend is not available yet; use --host linux", a);
+			o->connect = vnumad_optval(argc, argv, &i, a);
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
 			printf("vnumad %s\n", vnumad_version());
 			exit(0);
@@ -188,8 +189,11 @@ vnumad_config(struct daemon *d, const struct vnumad_opts *o)
 		snprintf(d->cfg.socket_path, sizeof(d->cfg.socket_path), "%s", o->socket);
 	if (o->state_file != NULL)
 		snprintf(d->cfg.state_file, sizeof(d->cfg.state_file), "%s", o->state_file);
-	if (o->have_simulate && o->host != NULL)
-		fatalx("--simulate and --host %s: choose one host", o->host);
+	if (o->have_simulate && (o->host != NULL || o->connect != NULL))
+		fatalx("--simulate and --%s: choose one host", o->host ? "host" : "connect");
+	if (o->connect != NULL && snprintf(d->connect_uri, sizeof(d->connect_uri), "%s",
+	                                   o->connect) >= (int)sizeof(d->connect_uri))
+		fatalx("--connect: the URI is longer than %zu bytes", sizeof(d->connect_uri) - 1);
 	if (!o->have_simulate && o->speed > 0)
 		fatalx("--speed: only with --simulate (a real host runs in real time)");
 	/* No backend named: this machine (--host linux). */

@@ -41,8 +41,12 @@ struct host_ops {
 	void (*commit)(struct host *h);
 	/* Where a VM's access data comes from: "fault-stats" or "placement-only", and why. */
 	const char *(*sampling_source)(struct host *h, int vm_id, const char **reason);
-	/* Persistent policy changes (libvirt --config); NULL: not supported. */
-	int (*policy_persist)(struct host *h, int vm_id, const char *policy_xml);
+	/*
+	 * Store a VM's policy with the VM (libvirt: the domain's metadata), in its live and/or
+	 * persistent definition; NULL op: the host keeps no policies.
+	 */
+	int (*policy_persist)(struct host *h, int vm_id, const char *policy_xml, bool live,
+	                      bool config);
 	/* What the host can measure and do, in one line for `vnumactl status`; NULL: nothing. */
 	const char *(*describe)(struct host *h);
 	/*
@@ -68,5 +72,13 @@ int host_sim_open(const char *scenario, struct host **out, char *err, size_t err
  */
 int host_linux_open(const char *root, double rate_mib_s, struct host **out, char *err,
                     size_t errlen);
+/*
+ * The libvirt host (host/libvirt/libvirt_host.c) over inner, a Linux host that it owns from
+ * now on (closed with it): libvirt for the inventory, policies, guest cells and vCPU pins of
+ * its domains, inner for the rest.  uri NULL = qemu:///system.  0 or -errno with err; inner
+ * is closed on failure too.
+ */
+int host_libvirt_open(const char *uri, struct host *inner, struct host **out, char *err,
+                      size_t errlen);
 
 #endif

@@ -34,6 +34,7 @@ snapshot_new(int nr_nodes, int nr_cpus, int nr_vms, const int *vm_vcpus)
 		vm->resident_mib = &snap->resident_store[(size_t)i * (size_t)nr_nodes];
 		vm_policy_init_default(&vm->policy);
 		vm->policy_ok = true;
+		vm->host_nodes = NODEMASK_ALL;
 		for (int c = 0; c < vm->nr_vcpus; c++, v++) {
 			uint64_t *f = &snap->fault_store[v * 2 * (size_t)nr_nodes];
 

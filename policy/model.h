@@ -65,6 +65,7 @@ struct snap_vm {
 	int *vcpu_cell; /* per vCPU: its cell, or NULL when nr_cells == 0 */
 	struct vm_policy policy;
 	bool policy_set;        /* the host holds a policy for this VM (domain metadata) */
+	uint64_t host_nodes;    /* nodes the host confines it to (strict numatune); or ALL */
 	bool policy_ok;         /* false: the VM's policy failed to parse; defaults apply */
 	char policy_error[256]; /* why, when !policy_ok */
 	/* Feedback from the balancer's own memory moves since the previous snapshot. */

@@ -1,0 +1,242 @@
+/*
+ * test_libvirt_host.c - the libvirt backend (host/libvirt/libvirt_host.c) over a Linux host
+ * read from a copy of the fixture tree tests/fixtures/linux/qemu-2node (the threads, faults
+ * and memory the test driver does not have), with libvirt's test driver for the domains:
+ * - test:///default (its domain "test"; the tree's QEMU 5100 is renamed "test"): a policy
+ *   written to the live metadata comes back as the VM's own; a vCPU pin goes through libvirt
+ *   (read back on a second connection) and the emulator follows the vCPUs' nodes; a VM that
+ *   is no domain is acted on the Linux way (here: refused, the tree is read-only);
+ * - a custom test-driver file: guest cells from the domain XML, a broken metadata policy
+ *   with its error, the administrator's <vcpupin> making the VM hands-off, a strict numatune
+ *   nodeset as the nodes the VM may use.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "host/host.h"
+#include "host/libvirt/lv_conn.h"
+#include "policy/vm_policy.h"
+
+struct tree {
+	char dir[64];
+	char root[128];
+};
+
+/* A copy of the fixture tree in a temporary directory; QEMU 5100 renamed to name. */
+static void
+tree_make(struct tree *t, const char *name)
+{
+	char cmd[4096], path[256];
+	const char *src = getenv("VNUMAD_SRCDIR");
+	FILE *f;
+
+	snprintf(t->dir, sizeof(t->dir), "/tmp/vnumad-lvh-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->root, sizeof(t->root), "%s/root", t->dir);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/tests/fixtures/linux/qemu-2node' '%s'",
+	         src ? src : ".", t->root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/proc/5100/cmdline", t->root);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "/usr/bin/qemu-system-x86_64%c-name%cguest=%s,debug-threads=on%c-m%c2048%c", 0,
+	        0, name, 0, 0, 0);
+	fclose(f);
+}
+
+static void
+tree_remove(struct tree *t)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static struct host *
+host_open(const char *uri, const char *root)
+{
+	struct host *inner, *h;
+	char err[512];
+
+	assert_int_equal(host_linux_open(root, 100, &inner, err, sizeof(err)), 0);
+	if (host_libvirt_open(uri, inner, &h, err, sizeof(err)) < 0)
+		fail_msg("host_libvirt_open %s: %s", uri, err);
+	return h;
+}
+
+static const struct snap_vm *
+vm_named(const struct snapshot *snap, const char *name)
+{
+	for (int i = 0; i < snap->nr_vms; i++)
+		if (strcmp(snap->vms[i].name, name) == 0)
+			return &snap->vms[i];
+	return NULL;
+}
+
+#define POLICY(attrs) "<vnuma:policy xmlns:vnuma='" VM_POLICY_NS "' " attrs "/>"
+
+static void
+assert_cpus(const struct lv_idset *set, int first, int last)
+{
+	assert_int_equal(set->nr, last - first + 1);
+	for (int i = 0; i < set->nr; i++)
+		assert_int_equal(set->ids[i], first + i);
+}
+
+static void
+test_default_driver(void **state)
+{
+	struct tree t;
+	struct host *h;
+	struct snapshot *snap;
+	const struct snap_vm *vm;
+	struct lv_conn *other;
+	struct lv_domain dom;
+	char err[512];
+	int id;
+
+	(void)state;
+	tree_make(&t, "test");
+	h = host_open("test:///default", t.root);
+	assert_string_equal(h->ops->name, "libvirt");
+	assert_non_null(strstr(h->ops->describe(h), "test:///default: connected, 1 domains"));
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_non_null(vm = vm_named(snap, "test"));
+	assert_false(vm->policy_set); /* no metadata yet: policy files and defaults apply */
+	id = vm->id;
+
+	/* a live policy, stored in the domain, is the VM's own from the next snapshot */
+	assert_int_equal(
+	    h->ops->policy_persist(h, id, POLICY("mode='advisory' priority='70'"), true, false), 0);
+	snapshot_free(snap);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_non_null(vm = vm_named(snap, "test"));
+	assert_true(vm->policy_set);
+	assert_true(vm->policy_ok);
+	assert_int_equal(vm->policy.mode, VM_POLICY_MODE_ADVISORY);
+	assert_int_equal(vm->policy.priority, 70);
+
+	/* vCPU 0 to node 1 (CPUs 2-3) through libvirt; the emulator follows (vCPU 1 is on 2-3) */
+	assert_int_equal(h->ops->pin_vcpu(h, id, 0, 1u << 1), 0);
+	h->ops->commit(h);
+	assert_int_equal(lv_conn_open("test:///default", &other, err, sizeof(err)), 0);
+	memset(&dom, 0, sizeof(dom));
+	assert_int_equal(lv_conn_domain_get(other, "test", false, &dom, err, sizeof(err)), 0);
+	assert_true(dom.nr_vcpupins >= 1);
+	assert_cpus(&dom.vcpupins[0], 2, 3);
+	assert_cpus(&dom.emulatorpin, 2, 3);
+	lv_domain_free(&dom);
+	lv_conn_close(other);
+	assert_int_equal(h->ops->pin_vcpu(h, id, 5, 1), -ESRCH);
+
+	/* a QEMU that is no domain is the Linux host's: here a read-only tree */
+	assert_non_null(vm = vm_named(snap, "bound"));
+	assert_int_equal(h->ops->pin_vcpu(h, vm->id, 0, 1), -EROFS);
+	assert_int_equal(h->ops->policy_persist(h, vm->id, POLICY("mode='off'"), true, false),
+	                 -EOPNOTSUPP);
+	snapshot_free(snap);
+	h->ops->close(h);
+	tree_remove(&t);
+}
+
+static const char node_xml[] =
+    "<node xmlns:test='http://libvirt.org/schemas/domain/test/1.0'>\n"
+    "<cpu><nodes>2</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
+    "<active>4</active><mhz>2000</mhz><model>x86_64</model></cpu>\n"
+    "<memory>16777216</memory>\n"
+    "<domain type='test'><name>web</name><metadata>" POLICY(
+        "placement='cells'") "</metadata>"
+                             "<memory unit='MiB'>2048</memory><vcpu>2</vcpu><os><type "
+                             "arch='x86_64'>hvm</type></os>"
+                             "<cpu><numa><cell id='0' cpus='0' memory='1024' unit='MiB'/>"
+                             "<cell id='1' cpus='1' memory='1024' "
+                             "unit='MiB'/></numa></cpu></domain>\n"
+                             "<domain type='test'><name>bound</name><metadata>" POLICY(
+                                 "mode='sideways'") "</metadata>"
+                                                    "<memory unit='MiB'>4096</memory><vcpu>2</vcpu>"
+                                                    "<cputune><vcpupin vcpu='1' "
+                                                    "cpuset='2'/></cputune>"
+                                                    "<numatune><memory mode='strict' "
+                                                    "nodeset='1'/></numatune>"
+                                                    "<os><type "
+                                                    "arch='x86_64'>hvm</type></os></domain>\n"
+                                                    "</node>\n";
+
+static void
+test_custom_file(void **state)
+{
+	struct tree t;
+	struct host *h;
+	struct snapshot *snap;
+	const struct snap_vm *web, *bound;
+	char path[256], uri[300];
+	FILE *f;
+
+	(void)state;
+	tree_make(&t, "web");
+	snprintf(path, sizeof(path), "%s/node.xml", t.dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(node_xml, f);
+	fclose(f);
+	snprintf(uri, sizeof(uri), "test://%s", path);
+	h = host_open(uri, t.root);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+
+	assert_non_null(web = vm_named(snap, "web"));
+	assert_true(web->policy_set && web->policy_ok);
+	assert_int_equal(web->policy.placement, VM_POLICY_PLACEMENT_CELLS);
+	assert_int_equal(web->nr_cells, 2);
+	assert_int_equal(web->cells[1].mem_start_mib, 1024);
+	assert_int_equal(web->cells[1].mem_mib, 1024);
+	assert_int_equal(web->vcpu_cell[0], 0);
+	assert_int_equal(web->vcpu_cell[1], 1);
+	assert_true(web->host_nodes == NODEMASK_ALL);
+
+	assert_non_null(bound = vm_named(snap, "bound"));
+	assert_true(bound->policy_set);
+	assert_false(bound->policy_ok);
+	assert_non_null(strstr(bound->policy_error, "mode"));
+	/* the admin pinned a vCPU and no policy says auto: hands off */
+	assert_int_equal(bound->policy.mode, VM_POLICY_MODE_MANUAL);
+	assert_true(bound->host_nodes == 1u << 1); /* strict numatune nodeset 1 */
+	assert_int_equal(bound->mem_mib, 4096);
+	snapshot_free(snap);
+	h->ops->close(h);
+	tree_remove(&t);
+}
+
+static void
+test_open_fails(void **state)
+{
+	struct host *inner, *h = NULL;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(host_linux_open(NULL, 100, &inner, err, sizeof(err)), 0);
+	assert_true(
+	    host_libvirt_open("test:///nonexistent/vnumad.xml", inner, &h, err, sizeof(err)) < 0);
+	assert_null(h);
+	assert_true(err[0] != '\0');
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_default_driver),
+	    cmocka_unit_test(test_custom_file),
+	    cmocka_unit_test(test_open_fails),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
