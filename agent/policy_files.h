@@ -26,7 +26,7 @@
 struct policy_file {
 	char name[POLICY_FILE_NAME_MAX]; /* the file name without ".xml": a VM name or pattern */
 	bool ok;
-	struct vm_policy policy; /* when ok */
+	struct vm_policy policy;                /* when ok */
 	char error[POLICY_FILE_NAME_MAX + 192]; /* when !ok: "FILE: message" */
 };
 
