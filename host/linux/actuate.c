@@ -30,6 +30,15 @@
 #define ACT_HUGE_BYTES ((uint64_t)2 * 1024 * 1024)
 /* Floor of the budget cap in bytes: one 2 MiB huge page must always fit in a tick. */
 #define ACT_BUDGET_FLOOR_BYTES ((double)ACT_HUGE_BYTES)
+/*
+ * Most pages one moving move_pages call carries (or the batch size if larger): 8192, 32 MiB of
+ * 4 KiB pages.  Batches are sampled one by one, but the pages to move are queued over several:
+ * a moving call costs more than a sampling one whatever its size (6.1 runs lru_cache_disable(),
+ * an expedited RCU grace period and an LRU drain on every CPU; on the emulated 2-node host
+ * ~40 us median against ~7 us, with a tail into milliseconds when other CPUs are busy, and
+ * more CPUs cost more).  32 MiB is a few ms of copying, so a paced tick still ends promptly.
+ */
+#define ACT_MOVE_MAX_PAGES 8192
 
 /* ---- cpuset ----------------------------------------------------------------------------- */
 
@@ -298,9 +307,12 @@ struct linux_migrator {
 	double first_s, last_s, budget_bytes;
 	uint64_t scanned; /* pages looked at in this tick */
 	struct linux_migrator_stats stats;
-	/* per-batch buffers of batch_pages entries */
-	void **pages, **mpages;
-	int *status, *mnodes, *mstatus;
+	/* the sampled batch: batch_pages entries */
+	void **pages;
+	/* the move queue of move_cap entries (status also takes samples; rpages/ridx rechecks) */
+	int move_cap;
+	void **mpages, **rpages;
+	int *status, *mnodes, *mstatus, *ridx;
 };
 
 struct linux_migrator *
@@ -316,12 +328,15 @@ linux_migrator_new(double rate_mib_s, int batch_pages)
 	m->fn = act_move_pages_sys;
 	m->slots = xcalloc(LINUX_MIGRATE_MAX_REQS, sizeof(*m->slots));
 	m->retry = xcalloc(LINUX_MIGRATE_RETRY_MAX, sizeof(*m->retry));
-	n = (size_t)m->batch_pages;
-	m->pages = xcalloc(n, sizeof(*m->pages));
+	m->move_cap = m->batch_pages > ACT_MOVE_MAX_PAGES ? m->batch_pages : ACT_MOVE_MAX_PAGES;
+	m->pages = xcalloc((size_t)m->batch_pages, sizeof(*m->pages));
+	n = (size_t)m->move_cap;
 	m->mpages = xcalloc(n, sizeof(*m->mpages));
 	m->status = xcalloc(n, sizeof(*m->status));
 	m->mnodes = xcalloc(n, sizeof(*m->mnodes));
 	m->mstatus = xcalloc(n, sizeof(*m->mstatus));
+	m->rpages = xcalloc(n, sizeof(*m->rpages));
+	m->ridx = xcalloc(n, sizeof(*m->ridx));
 	return m;
 }
 
@@ -337,6 +352,8 @@ linux_migrator_free(struct linux_migrator *m)
 	free(m->status);
 	free(m->mnodes);
 	free(m->mstatus);
+	free(m->rpages);
+	free(m->ridx);
 	free(m);
 }
 
@@ -624,15 +641,16 @@ act_room(const struct act_slot *s)
 
 /*
  * Sort the sampled batch of n pages: those on the target are done, those with an error are
- * skipped, the rest go to the move list while budget and max_bytes allow.  Returns the number
- * to move; *cut is the index of the first page left for later (n when none).
+ * skipped, the rest join the move queue (queued pages already there) while budget and
+ * max_bytes allow.  Returns the queue's new length; *cut is the index of the first page left
+ * for later (n when none).
  */
 static int
-act_batch_select(struct linux_migrator *m, int id, int n, int *cut)
+act_batch_select(struct linux_migrator *m, int id, int n, int queued, int *cut)
 {
 	struct act_slot *s = &m->slots[id];
-	uint64_t room = act_room(s), planned = 0;
-	int i, k = 0;
+	uint64_t room = act_room(s), planned = (uint64_t)queued * s->req.step_bytes;
+	int i, k = queued;
 
 	for (i = 0; i < n; i++) {
 		if (m->status[i] == s->req.to_node) {
@@ -660,26 +678,35 @@ act_batch_select(struct linux_migrator *m, int id, int n, int *cut)
 }
 
 /*
- * After a move that left pages behind (rc > 0) or said EBUSY, look where the batch now is.
- * The tail pages of a transparent huge page whose head moved earlier in the same call report
- * EBUSY (the folio was already isolated) though they moved with it; a page the kernel could
- * not migrate may still report the target.  Trust the second look for both.
+ * After a move that left pages behind (rc > 0: every page of the call, whose statuses are then
+ * not all reliable) or said EBUSY (only those pages), look where they now are.  The tail
+ * pages of a transparent huge page whose head moved earlier in the same call report EBUSY
+ * (the folio was already isolated) though they moved with it; a page the kernel could not
+ * migrate may still report the target.  Trust the second look for both.
  */
 static int
-act_batch_recheck(struct linux_migrator *m, int id, int k)
+act_batch_recheck(struct linux_migrator *m, int id, int k, bool all)
 {
 	struct act_slot *s = &m->slots[id];
-	int i;
+	void **addrs = all ? m->mpages : m->rpages;
+	int i, j, n = k;
 
+	if (!all)
+		for (i = 0, n = 0; i < k; i++)
+			if (m->mstatus[i] == -EBUSY) {
+				m->rpages[n] = m->mpages[i];
+				m->ridx[n++] = i;
+			}
 	m->stats.syscalls++;
-	if (m->fn(m->ctx, s->req.pid, (unsigned long)k, m->mpages, NULL, m->status, 0) < 0) {
+	if (m->fn(m->ctx, s->req.pid, (unsigned long)n, addrs, NULL, m->status, 0) < 0) {
 		act_call_failed(m, id, errno, (uint64_t)k);
 		return -1;
 	}
-	for (i = 0; i < k; i++) {
+	for (j = 0; j < n; j++) {
+		i = all ? j : m->ridx[j];
 		if (m->mstatus[i] != -EBUSY && m->mstatus[i] < 0)
 			continue; /* a definite per-page error stands */
-		if (m->status[i] == s->req.to_node)
+		if (m->status[j] == s->req.to_node)
 			m->mstatus[i] = s->req.to_node;
 		else
 			m->mstatus[i] = -EBUSY;
@@ -687,11 +714,12 @@ act_batch_recheck(struct linux_migrator *m, int id, int k)
 	return 0;
 }
 
-/* Move the selected k pages and sort out each page's status. */
+/* Move the k queued pages and sort out each page's status. */
 static void
 act_batch_move(struct linux_migrator *m, int id, int k)
 {
 	struct act_slot *s = &m->slots[id];
+	bool busy = false;
 	long rc;
 	int i;
 
@@ -702,23 +730,26 @@ act_batch_move(struct linux_migrator *m, int id, int k)
 		act_call_failed(m, id, errno, (uint64_t)k);
 		return;
 	}
-	for (i = 0; i < k && rc == 0; i++)
-		if (m->mstatus[i] == -EBUSY)
-			rc = 1;
-	if (rc > 0 && act_batch_recheck(m, id, k) < 0)
+	for (i = 0; i < k && !busy; i++)
+		busy = m->mstatus[i] == -EBUSY;
+	if ((rc > 0 || busy) && act_batch_recheck(m, id, k, rc > 0) < 0)
 		return;
 	for (i = 0; i < k; i++)
 		if (!act_page_result(m, id, (uint64_t)(uintptr_t)m->mpages[i], m->mstatus[i], 0))
 			return;
 }
 
-/* One batch of request id: sample, select, move.  Returns false when this tick is over. */
+/*
+ * Sample the next batch of request id and queue what is to move behind the *queued pages
+ * already in m->mpages.  Returns false when this request is done for the tick: the range is
+ * walked, the budget or max_bytes ran out, or the call failed.
+ */
 static bool
-act_batch_run(struct linux_migrator *m, int id)
+act_batch_sample(struct linux_migrator *m, int id, int *queued)
 {
 	struct act_slot *s = &m->slots[id];
 	uint64_t end = s->req.start + s->req.len, addr = s->st.next;
-	int n = 0, k, cut;
+	int n = 0, cut;
 
 	while (n < m->batch_pages && addr < end) {
 		/* end a batch on a huge-page boundary when the next huge page would not fit */
@@ -731,26 +762,44 @@ act_batch_run(struct linux_migrator *m, int id)
 	m->scanned += (uint64_t)n;
 	m->stats.syscalls++;
 	if (m->fn(m->ctx, s->req.pid, (unsigned long)n, m->pages, NULL, m->status, 0) < 0) {
+		/* the queued pages will not move now: give their budget back */
+		m->budget_bytes += (double)((uint64_t)*queued * s->req.step_bytes);
+		m->stats.last_tick_bytes -= (uint64_t)*queued * s->req.step_bytes;
+		*queued = 0;
 		act_call_failed(m, id, errno, (uint64_t)n);
-		return true;
+		return false;
 	}
-	k = act_batch_select(m, id, n, &cut);
+	*queued = act_batch_select(m, id, n, *queued, &cut);
 	s->st.next = cut < n ? (uint64_t)(uintptr_t)m->pages[cut] : addr;
-	if (k > 0)
-		act_batch_move(m, id, k);
-	if (s->st.state == LINUX_MIGRATE_ACTIVE && (s->st.next >= end || act_room(s) == 0))
-		act_finish(m, id, LINUX_MIGRATE_DONE, 0);
-	return cut == n; /* a cut batch means the budget or max_bytes ran out */
+	return cut == n && s->st.next < end; /* a cut batch: the budget or max_bytes ran out */
 }
 
+/*
+ * Request id's share of the tick: sample batch after batch, moving the queued pages whenever
+ * the queue could not take another batch (so a huge page's entries, which a batch never
+ * splits, always go in one call) and once at the end.
+ */
 static void
 act_request_run(struct linux_migrator *m, int id)
 {
 	struct act_slot *s = &m->slots[id];
+	bool more = true;
+	int queued = 0;
 
-	while (s->st.state == LINUX_MIGRATE_ACTIVE && m->scanned < LINUX_MIGRATE_SCAN_MAX_PAGES)
-		if (!act_batch_run(m, id))
-			break;
+	while (more && s->st.state == LINUX_MIGRATE_ACTIVE &&
+	       m->scanned < LINUX_MIGRATE_SCAN_MAX_PAGES) {
+		if (queued + m->batch_pages > m->move_cap) {
+			act_batch_move(m, id, queued);
+			queued = 0;
+			continue;
+		}
+		more = act_batch_sample(m, id, &queued);
+	}
+	if (queued > 0 && s->st.state == LINUX_MIGRATE_ACTIVE)
+		act_batch_move(m, id, queued);
+	if (s->st.state == LINUX_MIGRATE_ACTIVE &&
+	    (s->st.next >= s->req.start + s->req.len || act_room(s) == 0))
+		act_finish(m, id, LINUX_MIGRATE_DONE, 0);
 }
 
 uint64_t
