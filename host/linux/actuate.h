@@ -58,10 +58,13 @@ int linux_pages_where(pid_t pid, void *const *addrs, size_t n, int *nodes_out);
 /* Default pages per move_pages call: 512 x 4 KiB = 2 MiB, one huge page's worth. */
 #define LINUX_MIGRATE_BATCH_PAGES 512
 /*
- * Most pages a tick looks at (sampled or moved), 1 GiB of 4 KiB pages: bounds one tick's CPU
- * time when whole ranges are already in place (those cost no budget).
+ * Most pages a tick looks at (sampled or moved): 32768 x 4 KiB = 128 MiB.  Bounds one tick's
+ * time when whole ranges cost no budget: already in place, or (seen on 6.1 with automatic
+ * NUMA balancing on) all absent or unmapped to move_pages because the kernel's scanner has
+ * just protected them.  Such a range is only sampled, 1-20 ms per 512-page call on an
+ * emulated host; 1 GiB per tick kept the daemon from its control socket for over 10 s.
  */
-#define LINUX_MIGRATE_SCAN_MAX_PAGES (256 * 1024)
+#define LINUX_MIGRATE_SCAN_MAX_PAGES (32 * 1024)
 /*
  * Longest idle time whose budget carries over, in seconds: after a pause the engine may catch
  * up one second's worth, never more, so a stalled agent does not burst.
