@@ -1,7 +1,9 @@
 #!/bin/sh
 # Install what the system tests (tests/system/, run on an emulated NUMA host) need on Debian 12:
 # QEMU, a static busybox and cpio for the initramfs, numactl, xz and readelf (binutils) to
-# unpack the kernel for a faster boot, and a Debian kernel.
+# unpack the kernel for a faster boot, numad (the peer tests/system/test_side_by_side.sh runs
+# inside the emulated host; Debian's package does not start the daemon when installed), and a
+# Debian kernel.
 #
 # The kernel is not installed as a package (linux-image-amd64 would run update-initramfs, about
 # a minute): the current linux-image-<version>-amd64 .deb is downloaded with `apt-get download`
@@ -14,7 +16,8 @@
 # root; run without root it only reports what is missing.
 set -eu
 
-PKGS="qemu-system-x86 busybox-static cpio numactl xz-utils binutils"
+PKGS="qemu-system-x86 busybox-static cpio numactl xz-utils binutils numad \
+libvirt-daemon-system libvirt-daemon-driver-qemu qemu-utils"
 CACHE=${VNUMAD_SYSTEM_CACHE:-/var/cache/vnumad-system}
 KROOT=$CACHE/kernel
 # Module directories (under lib/modules/<kver>/kernel/) the initramfs loads 9p over virtio from.

@@ -1,0 +1,476 @@
+#!/bin/sh
+# System test, end to end: vnumad --connect qemu:///system inside the emulated 2-node NUMA host
+# of numa-host.sh (2 x 1.5 GiB, 4 CPUs), with libvirtd running there and two QEMU TCG domains
+# whose policies are in their <metadata>:
+#   A  nodes='1'  its RAM (64 MiB, allocated at start) first touched on node 0: its emulator
+#                 threads start pinned to node 0's CPUs (<emulatorpin>, not a <vcpupin>, so
+#                 the domain stays vnumad's to place)
+#   B  nodes='0'  the other way round: RAM first touched on node 1
+# Each domain boots a 36-byte multiboot kernel whose vCPUs halt (libvirt-lib.sh): under TCG
+# inside TCG a real guest would need minutes of CPU; vnumad places vCPU threads and moves RAM
+# whatever the guest runs.  Checked, with kernel.numa_balancing=0 in the emulated host:
+#   1. vnumad pins every vCPU of each domain to its policy's node through libvirt (virsh
+#      vcpupin; the emulator threads with them: virsh emulatorpin; vnumactl vminfo agrees);
+#   2. it moves their RAM: >= 90 % of A's guest RAM on node 1 and of B's on node 0
+#      (/proc/PID/numa_maps of each QEMU), and counts the pages it moved;
+#   3. `vnumactl policy A --nodes 0` lands in A's live metadata, and A's vCPUs and >= 90 % of
+#      its RAM come back to node 0;
+#   4. `vnumactl policy B --nodes 1 --rate 4MiB/s` starts a slow move of B's RAM; `virsh
+#      destroy B` while it is pending is routine: B leaves vnumactl list, vnumad keeps running
+#      (status answers, rounds advance), no error event;
+# then with kernel.numa_balancing=1 (the kernel's scanner now protects A's idle RAM for
+# hinting faults):
+#   5. vnumad samples A with fault statistics, and `vnumactl policy A --nodes 1` moves A's
+#      vCPUs and >= 90 % of its RAM to node 1 again;
+#   6. SIGTERM stops vnumad with status 0; nothing on its stderr but its start and stop lines.
+# A failure in step 5 is reported after step 6 has run.  Prints the time each step took
+# (seconds of the emulated host's clock) and the whole run's.  Skips (77) when QEMU, a
+# kernel, libvirtd or its QEMU driver is missing.  Logs (vnumad's, libvirt's, the console,
+# and on failure evidence.txt: vnumactl, virsh and numa_maps) are kept on failure and their
+# directory named.
+#
+# `test_libvirt_nested.sh --guest` is the part that runs inside the emulated host.
+set -u
+
+# Seconds (of the emulated host's clock) each wait may take before the test fails.  The
+# steps take a few seconds each when the machine is idle (vnumad decides every 2 s, a
+# 64 MiB move takes about 0.5 s); these are ceilings for a busy 2-core machine, not targets.
+PIN_WAIT_S=60
+MOVE_WAIT_S=90
+LEAVE_WAIT_S=30
+# Guest RAM of each domain, MiB (allocated at start), and its vCPUs.
+DOM_MEM_MIB=64
+DOM_VCPUS=2
+# The rate of B's last move: slow enough (64 MiB at 4 MiB/s: 16 s) to destroy B during it.
+SLOW_RATE=4MiB/s
+# Memory of the emulated host, MiB: two nodes of 1.5 GiB (libvirtd, two QEMUs with their
+# TCG code buffers, and the page cache of the host's files read over 9p).
+HOST_MEM_MIB=3072
+# Seconds before the emulated host is stopped: libvirtd takes about 25 s to come up under
+# TCG and each domain about 16 s to start; the whole run takes 60-120 s.
+HOST_TIMEOUT_S=600
+
+# ---- Inside the emulated host -------------------------------------------------------------
+
+SYS=${VNUMAD_SRCDIR:?}/tests/system
+. "$SYS/libvirt-lib.sh"
+
+# libvirtd's state on tmpfs: the host's root is read-only here.
+guest_mounts() {
+	for d in /var/lib/libvirt /var/cache/libvirt /var/log/libvirt /etc/libvirt/qemu; do
+		mount -t tmpfs tmpfs "$d" || lvt_fail "cannot mount a tmpfs on $d"
+	done
+	mount -t cgroup2 none /sys/fs/cgroup || lvt_fail "cannot mount cgroup2"
+	echo "+cpuset +cpu +memory" >/sys/fs/cgroup/cgroup.subtree_control ||
+		lvt_fail "cannot enable the cpuset, cpu and memory controllers"
+	echo 0 >/proc/sys/kernel/numa_balancing || lvt_fail "cannot set kernel.numa_balancing=0"
+}
+
+ctl() { "$CTL" -c "$SOCK" "$@"; }
+jctl() { "$CTL" -c "$SOCK" --json "$@"; }
+
+# define_xml NAME POLICY-ATTRIBUTES FIRST-TOUCH-NODE: define a domain (not started).
+define_xml() {
+	tuning="  <memoryBacking><allocation mode='immediate'/></memoryBacking>
+  <cputune><emulatorpin cpuset='$(lvt_node_cpus "$3")'/></cputune>"
+	lvt_domain_xml NAME="$1" MEM_MIB=$DOM_MEM_MIB VCPUS=$DOM_VCPUS \
+		METADATA="$(lvt_policy "$2")" TUNING="$tuning" KERNEL="$BOOT/halt.bin" INITRD='' \
+		CMDLINE='' CONSOLE='' EMULATOR="$(command -v qemu-system-x86_64)" >"$OUT/$1.xml" ||
+		lvt_fail "cannot write $1's XML"
+	out=$(lvt_virsh define "$OUT/$1.xml" 2>&1) || lvt_fail "virsh define $1: $out"
+}
+
+# start_all NAME...: start the domains at once (each takes about 16 s under nested TCG).
+start_all() {
+	pids=''
+	for n in "$@"; do
+		lvt_virsh start "$n" >"$OUT/start-$n.out" 2>&1 &
+		pids="$pids $!"
+	done
+	for p in $pids; do
+		wait "$p" || lvt_fail "virsh start failed: $(cat "$OUT"/start-*.out)"
+	done
+}
+
+# The QEMU capabilities libvirtd probed in an earlier run (about 25 s under TCG), when the
+# host side passed a directory of them: libvirtd checks them itself and probes again when
+# the QEMU binary or libvirt changed.  After the run they are handed back in OUT/caps.
+caps_seed() {
+	c=/var/cache/libvirt/qemu/capabilities
+	mkdir -p "$c" "$OUT/caps"
+	[ -n "${LVT_CAPS_DIR:-}" ] && cp "$LVT_CAPS_DIR"/*.xml "$c/" 2>/dev/null &&
+		lvt_say "seeded libvirt's QEMU capabilities cache from $LVT_CAPS_DIR"
+	return 0
+}
+
+caps_save() {
+	c=/var/cache/libvirt/qemu/capabilities
+	if [ -n "${LVT_CAPS_DIR:-}" ] && [ -n "$(ls "$LVT_CAPS_DIR" 2>/dev/null)" ]; then
+		if (cd "$LVT_CAPS_DIR" && md5sum ./*.xml) | (cd "$c" && md5sum -c --quiet) \
+			>/dev/null 2>&1; then
+			lvt_say "the seeded QEMU capabilities were used"
+		else
+			lvt_say "libvirtd probed QEMU again"
+		fi
+	fi
+	cp "$c"/*.xml "$OUT/caps/" 2>/dev/null
+}
+
+# pinned NAME NODE: every vCPU of NAME and its emulator threads on NODE's CPUs, as libvirt
+# says and as vnumad says.
+pinned() {
+	c=$(lvt_node_cpus "$2")
+	want='' i=0
+	while [ $i -lt $DOM_VCPUS ]; do
+		want="$want${want:+ }$i:$c"
+		i=$((i + 1))
+	done
+	got=$(lvt_vcpupins "$1")
+	[ "$got" = "$want" ] || {
+		echo "virsh vcpupin $1: $got (want $want)"
+		return 1
+	}
+	e=$(lvt_emulatorpin "$1")
+	[ "$e" = "$c" ] || {
+		echo "virsh emulatorpin $1: $e (want $c)"
+		return 1
+	}
+	jctl vminfo "$1" | jq -e --arg n "$2" 'all(.vcpu[]; .allowed == $n and .pinned)' || {
+		echo "vminfo $1: $(jctl vminfo "$1" | jq -c .vcpu)"
+		return 1
+	}
+}
+
+# ram_on NAME NODE: at least 90 % of NAME's guest RAM on NODE.
+ram_on() {
+	pid=$(lvt_qemu_pid "$1")
+	pct=$(lvt_ram_pct "$pid" "$2")
+	[ -n "$pct" ] && [ "$pct" -ge 90 ] || {
+		echo "$1 (pid $pid): ${pct:-?} % on node $2: $(lvt_ram_nodes "$pid")"
+		return 1
+	}
+}
+
+# policy_nodes NAME NODES: vnumad's policy for NAME says nodes=NODES.
+policy_nodes() {
+	jctl policy "$1" | jq -e --arg n "$2" '.policy.nodes == $n and .policy_ok'
+}
+
+vnumad_start() {
+	mkdir -p "$RUN/policy.d"
+	cat >"$RUN/vnumad.conf" <<EOF
+# written by test_libvirt_nested.sh
+sample_period = 1s
+rebalance_period = 2s
+policy_dir = $RUN/policy.d
+EOF
+	"$VNUMAD" --connect "$LVT_URI" --foreground --socket "$SOCK" --state "$RUN/state.json" \
+		-f "$RUN/vnumad.conf" >"$OUT/vnumad.out" 2>"$OUT/vnumad.err" &
+	VPID=$!
+	lvt_wait_for 60 "vnumad answering on its socket" vnumad_answers
+	lvt_ok "vnumad --connect $LVT_URI answers after $LVT_WAITED s"
+}
+
+vnumad_answers() {
+	kill -0 "$VPID" 2>/dev/null || lvt_fail "vnumad exited: $(cat "$OUT/vnumad.err")"
+	ctl status >/dev/null 2>&1
+}
+
+both_listed() {
+	jctl list | jq -e --arg a "$A" --arg b "$BB" \
+		'[.vms[].name] | index($a) != null and index($b) != null'
+}
+
+# Both domains listed with their metadata policies.
+guest_listed() {
+	lvt_wait_for 30 "vnumactl list showing $A and $BB" both_listed
+	lvt_check "$(jctl policy "$A")" '.source == "host" and .policy.nodes == "1" and
+		.policy.mode == "auto"' "policy $A: nodes 1 from the metadata"
+	lvt_check "$(jctl policy "$BB")" '.source == "host" and .policy.nodes == "0"' \
+		"policy $BB: nodes 0 from the metadata"
+	lvt_ok "vnumactl list shows both, with their metadata policies"
+}
+
+# Steps 1 and 2: pins and memory as the metadata policies say.
+guest_first_placement() {
+	t=$(lvt_uptime)
+	lvt_wait_for $PIN_WAIT_S "$A pinned to node 1" pinned "$A" 1
+	lvt_ok "$A's vCPUs and emulator threads pinned to node 1 ($(lvt_node_cpus 1)) after \
+$(lvt_since "$t") s"
+	lvt_wait_for $PIN_WAIT_S "$BB pinned to node 0" pinned "$BB" 0
+	lvt_ok "$BB's vCPUs and emulator threads pinned to node 0 ($(lvt_node_cpus 0)) after \
+$(lvt_since "$t") s"
+	lvt_wait_for $MOVE_WAIT_S ">= 90 % of $A's RAM on node 1" ram_on "$A" 1
+	T_A1=$(lvt_since "$t")
+	lvt_ok "$A's RAM on node 1 after $T_A1 s: $(lvt_ram_nodes "$(lvt_qemu_pid "$A")")"
+	lvt_wait_for $MOVE_WAIT_S ">= 90 % of $BB's RAM on node 0" ram_on "$BB" 0
+	lvt_ok "$BB's RAM on node 0 after $(lvt_since "$t") s: $(lvt_ram_nodes \
+		"$(lvt_qemu_pid "$BB")")"
+	for n in "$A" "$BB"; do
+		lvt_check "$(jctl vminfo "$n")" ".counters.pages_migrated >= $((DOM_MEM_MIB * 256 / 2))" \
+			"vminfo $n: vnumad counts the pages it moved"
+	done
+	lvt_ok "vnumad counts the pages: $A $(jctl vminfo "$A" | jq .counters.pages_migrated), \
+$BB $(jctl vminfo "$BB" | jq .counters.pages_migrated)"
+}
+
+# Step 3: a policy change through vnumactl; A comes back to node 0.
+guest_policy_change() {
+	t=$(lvt_uptime)
+	out=$(ctl policy "$A" --nodes 0 2>&1) || lvt_fail "vnumactl policy $A --nodes 0: $out"
+	m=$(lvt_virsh metadata "$A" "$LVT_NS" 2>&1)
+	case $m in
+	*'nodes="0"'*) ;;
+	*) lvt_fail "$A's live metadata after vnumactl policy --nodes 0: $m" ;;
+	esac
+	lvt_wait_for 10 "policy $A showing nodes 0" policy_nodes "$A" 0
+	lvt_wait_for $PIN_WAIT_S "$A pinned to node 0" pinned "$A" 0
+	lvt_ok "vnumactl policy $A --nodes 0: in its metadata; vCPUs on node 0 after \
+$(lvt_since "$t") s"
+	lvt_wait_for $MOVE_WAIT_S ">= 90 % of $A's RAM back on node 0" ram_on "$A" 0
+	T_A0=$(lvt_since "$t")
+	lvt_ok "$A's RAM back on node 0 after $T_A0 s: $(lvt_ram_nodes "$(lvt_qemu_pid "$A")")"
+}
+
+# B's move is under way: vnumad has RAM of B still to move, and some of it moved already.
+b_moving() {
+	v=$(jctl vminfo "$BB")
+	pid=$(lvt_qemu_pid "$BB")
+	printf '%s' "$v" | jq -e '.pending_mib > 0' >/dev/null &&
+		[ "$(lvt_ram_pct "$pid" 1)" -ge 1 ] || {
+		echo "vminfo $BB: $(printf '%s' "$v" | jq -c '{home, pending_mib, resident_mib}'); \
+numa_maps: $(lvt_ram_nodes "$pid")"
+		return 1
+	}
+}
+
+b_gone() {
+	jctl list | jq -e --arg a "$A" --arg b "$BB" \
+		'[.vms[].name] | index($b) == null and index($a) != null'
+}
+
+# Step 4: B destroyed in the middle of a move.
+guest_destroy_mid_move() {
+	out=$(ctl policy "$BB" --nodes 1 --rate "$SLOW_RATE" 2>&1) ||
+		lvt_fail "vnumactl policy $BB --nodes 1 --rate $SLOW_RATE: $out"
+	lvt_wait_for 30 "$BB's move to node 1 under way" b_moving
+	moving="$(lvt_ram_nodes "$(lvt_qemu_pid "$BB")"), $(jctl vminfo "$BB" | jq .pending_mib) MiB \
+pending"
+	r1=$(jctl status | jq .rounds)
+	t=$(lvt_uptime)
+	out=$(lvt_virsh destroy "$BB" 2>&1) || lvt_fail "virsh destroy $BB: $out"
+	lvt_wait_for $LEAVE_WAIT_S "$BB leaving vnumactl list" b_gone
+	lvt_ok "virsh destroy $BB during its move ($moving): gone from vnumactl list after \
+$(lvt_since "$t") s"
+	sleep 4
+	s=$(jctl status) || lvt_fail "vnumad stopped answering after $BB was destroyed"
+	kill -0 "$VPID" 2>/dev/null || lvt_fail "vnumad exited after $BB was destroyed"
+	r2=$(printf '%s' "$s" | jq .rounds)
+	[ "$r2" -gt "$r1" ] || lvt_fail "rounds do not advance after the destroy ($r1 -> $r2)"
+	e=$(jctl events --limit 500)
+	printf '%s' "$e" >"$OUT/events.json"
+	printf '%s' "$e" | jq -e --arg b "$BB" \
+		'[.events[] | select(.vm == $b and .kind == "leave")] | length == 1' >/dev/null ||
+		lvt_fail "no leave event for $BB: $(printf '%s' "$e" | jq -c .)"
+	printf '%s' "$e" | jq -e '[.events[] | select(.kind == "error")] | length == 0' \
+		>/dev/null || lvt_fail "error events: $(printf '%s' "$e" |
+		jq -c '[.events[] | select(.kind == "error")]')"
+	lvt_check "$(jctl list)" ".vms | length == 1" "list after the destroy: only $A"
+	lvt_ok "vnumad keeps running: rounds $r1 -> $r2, a leave event for $BB, no error event"
+}
+
+a_sampled() {
+	jctl vminfo "$A" | jq -e '.sampling_source == "fault-stats"'
+}
+
+pte_updates() {
+	awk '$1 == "numa_pte_updates" { print $2 }' /proc/vmstat
+}
+
+# At least A's RAM's worth of pages made PROT_NONE by the NUMA scanner since u0.
+scanned() {
+	[ "$(pte_updates)" -ge $((u0 + DOM_MEM_MIB * 256)) ]
+}
+
+# Step 5: the kernel's NUMA balancing on; A moves to node 1 again.
+guest_balancing_move() {
+	echo 1 >/proc/sys/kernel/numa_balancing || lvt_fail "cannot set kernel.numa_balancing=1"
+	t=$(lvt_uptime)
+	lvt_wait_for 30 "vminfo $A: sampling from NUMA fault statistics" a_sampled
+	lvt_ok "kernel.numa_balancing=1: vnumad samples $A's faults after $LVT_WAITED s"
+	# Let the scanner go over A's RAM (256 MiB a pass, a pass a second at most).
+	u0=$(pte_updates)
+	lvt_wait_for 60 "the NUMA scanner protecting $DOM_MEM_MIB MiB of pages" scanned
+	lvt_ok "the scanner has protected $(($(pte_updates) - u0)) pages for hinting faults"
+	t=$(lvt_uptime)
+	out=$(ctl policy "$A" --nodes 1 2>&1) || lvt_fail "vnumactl policy $A --nodes 1: $out"
+	lvt_wait_for $PIN_WAIT_S "$A pinned to node 1" pinned "$A" 1
+	lvt_ok "vnumactl policy $A --nodes 1: vCPUs on node 1 after $(lvt_since "$t") s"
+	if out=$(lvt_wait_for $MOVE_WAIT_S ">= 90 % of $A's idle RAM on node 1 with \
+kernel.numa_balancing=1" ram_on "$A" 1); then
+		T_A1B=$(lvt_since "$t")
+		lvt_ok "$A's RAM on node 1 after $T_A1B s: $(lvt_ram_nodes "$(lvt_qemu_pid "$A")")"
+	else
+		LATE_FAIL="$out
+    vminfo $A: $(jctl vminfo "$A" | jq -c '{home, state, pending_mib, resident_mib,
+		sampling_source, counters}')"
+		guest_evidence
+		lvt_say "(failure noted; the other checks go on)"
+	fi
+}
+
+guest_stop() {
+	kill -TERM "$VPID"
+	i=0
+	while kill -0 "$VPID" 2>/dev/null && [ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -0 "$VPID" 2>/dev/null && lvt_fail "vnumad did not stop within 15 s of SIGTERM"
+	wait "$VPID"
+	vrc=$?
+	VPID=''
+	[ $vrc -eq 0 ] || lvt_fail "vnumad exited with status $vrc after SIGTERM"
+	noise=$(grep -v -e '^vnumad: vnumad [0-9.]* running on the libvirt host' \
+		-e '^vnumad: stopping$' "$OUT/vnumad.err")
+	[ -z "$noise" ] || lvt_fail "vnumad's stderr has more than its start and stop lines: $noise"
+	lvt_ok "SIGTERM: vnumad exited 0; its stderr holds only its start and stop lines"
+}
+
+# On failure: what vnumad, libvirt and the kernel said, into OUT/evidence.txt.
+guest_evidence() {
+	{
+		for c in status list events; do
+			echo "--- vnumactl $c ---"
+			ctl --json $c 2>&1
+		done
+		for n in $A $BB; do
+			for c in vminfo explain stats; do
+				echo "--- vnumactl $c $n ---"
+				ctl --json $c "$n" 2>&1
+			done
+			echo "--- virsh vcpupin/emulatorpin/numatune/metadata $n ---"
+			lvt_virsh vcpupin "$n" 2>&1
+			lvt_virsh emulatorpin "$n" 2>&1
+			lvt_virsh numatune "$n" 2>&1
+			lvt_virsh metadata "$n" "$LVT_NS" 2>&1
+			pid=$(lvt_qemu_pid "$n")
+			[ -n "$pid" ] || continue
+			echo "--- /proc/$pid/numa_maps ($n) ---"
+			cat "/proc/$pid/numa_maps"
+			echo "--- /proc/$pid/status ($n) ---"
+			grep -E 'allowed|Threads' "/proc/$pid/status"
+		done
+		echo "--- /proc/vmstat (migrations) ---"
+		grep -E 'pgmigrate|numa_' /proc/vmstat
+		echo "--- nodes ---"
+		grep -E 'MemFree|MemTotal' /sys/devices/system/node/node*/meminfo
+	} >"$OUT/evidence.txt" 2>&1
+	lvt_say "evidence (vnumactl, virsh, numa_maps) in $OUT/evidence.txt"
+}
+
+guest_cleanup() {
+	rc=$?
+	trap - EXIT
+	[ $rc -ne 0 ] && [ -n "$VPID" ] && [ ! -e "$OUT/evidence.txt" ] && guest_evidence
+	[ -n "$VPID" ] && kill -9 "$VPID" 2>/dev/null
+	cp /var/log/libvirt/qemu/*.log "$OUT/" 2>/dev/null
+	for dom in $A $BB; do
+		lvt_virsh destroy "$dom" >/dev/null 2>&1
+		lvt_virsh undefine "$dom" >/dev/null 2>&1
+	done
+	lvt_libvirtd_stop
+	exit $rc
+}
+
+guest_main() {
+	OUT=${NUMA_HOST_OUT:?}
+	RUN=/run/vnumad-test
+	SOCK=$RUN/vnumad.sock
+	BOOT=/var/lib/libvirt/boot/vnumad-test
+	VNUMAD=${VNUMAD_BINDIR:?}/agent/vnumad
+	CTL=$VNUMAD_BINDIR/agent/vnumactl
+	A=vnumad-test-a
+	BB=vnumad-test-b
+	VPID='' LATE_FAIL='' T_A1B=-
+	trap guest_cleanup EXIT
+	lvt_t0_set
+	guest_mounts
+	mkdir -p "$RUN" "$BOOT"
+	caps_seed
+	lvt_libvirtd_start || lvt_fail "libvirtd did not come up"
+	T_LIBVIRTD=$(lvt_since)
+	caps_save
+	lvt_halt_kernel "$BOOT/halt.bin" && chmod 644 "$BOOT/halt.bin" ||
+		lvt_fail "cannot write the halt kernel"
+	t=$(lvt_uptime)
+	define_xml "$A" "nodes='1'" 0
+	define_xml "$BB" "nodes='0'" 1
+	start_all "$A" "$BB"
+	T_DOMS=$(lvt_since "$t")
+	lvt_ok "$A and $BB started in $T_DOMS s; RAM: $A $(lvt_ram_nodes "$(lvt_qemu_pid "$A")"), \
+$BB $(lvt_ram_nodes "$(lvt_qemu_pid "$BB")")"
+	[ "$(lvt_ram_pct "$(lvt_qemu_pid "$A")" 0)" -ge 90 ] ||
+		lvt_fail "$A's RAM was not first touched on node 0: $(lvt_ram_nodes \
+			"$(lvt_qemu_pid "$A")")"
+	vnumad_start
+	guest_listed
+	guest_first_placement
+	guest_policy_change
+	guest_destroy_mid_move
+	guest_balancing_move
+	guest_stop
+	echo "time: libvirtd up at $T_LIBVIRTD s, domains started in $T_DOMS s, A's RAM to node 1 \
+in $T_A1 s, back to node 0 in $T_A0 s, to node 1 with NUMA balancing in $T_A1B s, guest part \
+$(lvt_since) s"
+	[ -z "$LATE_FAIL" ] || lvt_fail "earlier: $LATE_FAIL"
+	echo "nested libvirt checks passed"
+}
+
+if [ "${1:-}" = --guest ]; then
+	guest_main
+	exit
+fi
+
+# ---- On the host --------------------------------------------------------------------------
+
+: "${VNUMAD_BINDIR:?}"
+HARNESS=$SYS/numa-host.sh
+D=$(mktemp -d)
+
+cleanup() {
+	rc=$?
+	if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
+		rm -rf "$D"
+	else
+		echo "logs kept in $D (cmd.log: the checks; vnumad.err: vnumad's log; *.log: libvirt's" \
+			"QEMU logs; console.log: the emulated host's console)"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+sh "$HARNESS" check || exit
+missing=$(lvt_missing)
+if [ -n "$missing" ]; then
+	echo "SKIP: not installed: $missing (packaging/install-system-deps.sh installs them)"
+	exit 77
+fi
+T_RUN=$(date +%s.%N)
+# Where libvirt's QEMU capabilities are kept between runs (see caps_seed).
+# shellcheck source=numa-host.sh
+CAPS=$(NUMA_HOST_LIB=1 . "$HARNESS" && NH_OUT=$D nh_cache_dir)/libvirt-qemu-caps
+sh "$HARNESS" run --nodes 2 --mem $HOST_MEM_MIB --timeout $HOST_TIMEOUT_S --out "$D" \
+	--env LVT_CAPS_DIR="$CAPS" -- sh "$SYS/test_libvirt_nested.sh" --guest
+rc=$?
+if [ -n "$(ls "$D/caps" 2>/dev/null)" ] && mkdir -p "$CAPS" 2>/dev/null; then
+	cp "$D"/caps/*.xml "$CAPS/" 2>/dev/null
+fi
+echo "time: the whole nested run took $(awk -v a="$T_RUN" -v b="$(date +%s.%N)" \
+	'BEGIN { printf "%.1f", b - a }') s"
+[ $rc -eq 0 ] || {
+	echo "FAIL: the nested libvirt checks failed with status $rc (see $D/)"
+	exit 1
+}
+echo "nested libvirt test passed"
