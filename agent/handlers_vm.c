@@ -232,10 +232,11 @@ hv_policy_show(struct daemon *d, const struct snap_vm *vm, struct json_object **
  */
 static enum proto_status
 hv_policy_store(struct daemon *d, const struct snap_vm *vm, const char *xml, bool live, bool config,
-                char *err, size_t errlen)
+                bool *stored, char *err, size_t errlen)
 {
 	int rc;
 
+	*stored = false;
 	if (d->host->ops->policy_persist == NULL) {
 		if (!config)
 			return PROTO_OK;
@@ -252,6 +253,7 @@ hv_policy_store(struct daemon *d, const struct snap_vm *vm, const char *xml, boo
 		         vm->name, config ? "persistent" : "live", strerror(-rc));
 		return rc == -EOPNOTSUPP ? PROTO_UNSUPPORTED : PROTO_INTERNAL;
 	}
+	*stored = true;
 	return PROTO_OK;
 }
 
@@ -264,7 +266,7 @@ h_policy(HANDLER_ARGS)
 	const char *scope = "live";
 	struct vm_policy pol;
 	struct dvm *v;
-	bool changed;
+	bool changed, stored;
 	char *xml;
 
 	if (vm == NULL)
@@ -288,7 +290,7 @@ h_policy(HANDLER_ARGS)
 	}
 	xml = vm_policy_format_xml(&pol);
 	st = hv_policy_store(d, vm, xml, strcmp(scope, "config") != 0, strcmp(scope, "config") == 0,
-	                     err, errlen);
+	                     &stored, err, errlen);
 	if (st != PROTO_OK || strcmp(scope, "config") == 0) {
 		/* --config changes the VM's next start only, as virsh's --config does */
 		if (st == PROTO_OK)
@@ -297,10 +299,14 @@ h_policy(HANDLER_ARGS)
 		return st == PROTO_OK ? hv_policy_show(d, vm, data) : st;
 	}
 	v = daemon_vm(d, vm->id);
+	/*
+	 * Stored in the VM's live definition (libvirt metadata): that is the policy from now on,
+	 * so a later change there (virsh metadata) wins as well.  Else the daemon holds it.
+	 */
 	if (v != NULL) {
-		v->live_policy = true;
+		v->live_policy = !stored;
 		v->policy = pol;
-		v->policy_source = "live";
+		v->policy_source = stored ? "host" : "live";
 	}
 	daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "%s", xml);
 	free(xml);
