@@ -26,7 +26,7 @@ demo: build
 check-werror: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -LE system
 	# One emulated NUMA host at a time: each needs both cores.
-	cd $(BUILD) && ctest --output-on-failure -L system
+	cd $(BUILD) && ctest --output-on-failure -L system -LE manual
 
 check-asan: deps
 	cmake -S . -B $(BUILD_SAN) -DVNUMAD_WERROR=ON -DVNUMAD_SANITIZE=ON \
