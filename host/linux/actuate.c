@@ -1,6 +1,6 @@
 /*
- * actuate.c - thread affinity within the cpuset, page-location sampling and paced page
- * migration on move_pages(2).  See actuate.h.
+ * actuate.c - page-location sampling and paced page migration on move_pages(2).  See
+ * actuate.h; affinity.c has the thread affinity and unprotect.c the unprotect step.
  */
 #define _GNU_SOURCE
 #include "host/linux/actuate.h"
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "host/linux/scan.h"
@@ -20,8 +21,6 @@
 
 /* MPOL_MF_MOVE from <linux/mempolicy.h>: move pages mapped only by this process. */
 #define ACT_MPOL_MF_MOVE (1 << 1)
-/* Largest cgroup file we read (/proc/<tid>/cgroup lists one line per hierarchy). */
-#define ACT_CGROUP_MAX_BYTES ((size_t)64 * 1024)
 /*
  * Transparent huge page size on x86-64 and arm64 (4 KiB base pages), bytes.  Batches of base
  * pages end on its boundaries so that a huge page is never split over two move_pages calls:
@@ -39,225 +38,18 @@
  * more CPUs cost more).  32 MiB is a few ms of copying, so a paced tick still ends promptly.
  */
 #define ACT_MOVE_MAX_PAGES 8192
-
-/* ---- cpuset ----------------------------------------------------------------------------- */
-
-static int
-act_idlist_file(const char *root, const char *dir, const char *rel, const char *file, int **cpus,
-                int *nr)
-{
-	char *data;
-	size_t len;
-	int ret;
-
-	ret = linux_file_read(root, ACT_CGROUP_MAX_BYTES, &data, &len, "%s%s/%s", dir, rel, file);
-	if (ret < 0)
-		return ret;
-	ret = linux_idlist_parse(data, len, LINUX_MAX_CPUS, cpus, nr);
-	free(data);
-	if (ret == 0 && *nr == 0) /* an unconfigured v1 cpuset: look further */
-		ret = -ENOENT;
-	return ret;
-}
-
 /*
- * From /proc/<tid>/cgroup, the path of tid's v1 cpuset cgroup (*v1 true) or else of its v2
- * cgroup, into path.  -ENOENT when neither appears.
+ * Pages of the first moving call, before the engine knows what a page costs here: 512.  Later
+ * calls carry what the tick's wall-clock limit pays for at the measured cost per page, never
+ * fewer than ACT_MOVE_MIN_PAGES.  A page's cost varies by orders of magnitude: on the emulated
+ * host each 4 KiB page of a process with running threads took ~12 ms (6.1 flushes the TLBs of
+ * the process's other CPUs once per page, and an emulated CPU answers slowly), against ~10 us
+ * with no other thread running, so a fixed 8192-page call could block the daemon for minutes.
  */
-static int
-act_cgroup_path(const char *data, char *path, size_t pathlen, bool *v1)
-{
-	char *copy = xstrdup(data), *save = NULL, *line;
-	int ret = -ENOENT;
-
-	for (line = strtok_r(copy, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
-		char *ctl = strchr(line, ':'), *p, *tok, *save2 = NULL;
-
-		if (ctl == NULL || (p = strchr(ctl + 1, ':')) == NULL)
-			continue;
-		*p++ = '\0';
-		if (p[0] != '/' || strstr(p, "/..") != NULL || strlen(p) >= pathlen)
-			continue;
-		if (strcmp(line, "0:") == 0 && ctl[1] == '\0' && ret == -ENOENT) {
-			snprintf(path, pathlen, "%s", p);
-			*v1 = false;
-			ret = 0;
-			continue;
-		}
-		for (tok = strtok_r(ctl + 1, ",", &save2); tok; tok = strtok_r(NULL, ",", &save2)) {
-			if (strcmp(tok, "cpuset") == 0) {
-				snprintf(path, pathlen, "%s", p);
-				*v1 = true;
-				free(copy);
-				return 0;
-			}
-		}
-	}
-	free(copy);
-	return ret;
-}
-
-/* Cut the last component off an absolute cgroup path; false once at "/". */
-static bool
-act_path_up(char *path)
-{
-	char *slash = strrchr(path, '/');
-
-	if (slash == NULL || strcmp(path, "/") == 0)
-		return false;
-	if (slash == path)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	return true;
-}
-
-static int
-act_cgroup_cpus(const char *root, const char *cg, bool v1, int **cpus, int *nr)
-{
-	char cur[PATH_MAX];
-	int ret;
-
-	snprintf(cur, sizeof(cur), "%s", cg);
-	do {
-		const char *rel = strcmp(cur, "/") == 0 ? "" : cur;
-
-		if (v1) {
-			ret = act_idlist_file(root, "/sys/fs/cgroup/cpuset", rel,
-			                      "cpuset.effective_cpus", cpus, nr);
-			if (ret != -ENOENT)
-				return ret;
-			ret = act_idlist_file(root, "/sys/fs/cgroup/cpuset", rel, "cpuset.cpus",
-			                      cpus, nr);
-		} else {
-			ret = act_idlist_file(root, "/sys/fs/cgroup", rel, "cpuset.cpus.effective",
-			                      cpus, nr);
-		}
-		if (ret != -ENOENT)
-			return ret;
-	} while (act_path_up(cur));
-	return -ENOENT;
-}
-
-int
-linux_cpuset_cpus_read(const char *root, pid_t tid, int **cpus, int *nr)
-{
-	char cg[PATH_MAX];
-	char *data = NULL;
-	size_t len;
-	bool v1 = false;
-	int ret;
-
-	*cpus = NULL;
-	*nr = 0;
-	ret = linux_file_read(root, ACT_CGROUP_MAX_BYTES, &data, &len, "/proc/%d/cgroup", (int)tid);
-	if (ret == -ENOENT)
-		return -ESRCH;
-	if (ret == 0 && act_cgroup_path(data, cg, sizeof(cg), &v1) == 0) {
-		ret = act_cgroup_cpus(root, cg, v1, cpus, nr);
-		if (ret == 0)
-			goto out;
-	}
-	ret = act_idlist_file(root, "/sys/devices/system/cpu", "", "online", cpus, nr);
-out:
-	free(data);
-	return ret;
-}
-
-/* ---- affinity --------------------------------------------------------------------------- */
-
-static bool
-act_ids_has(const int *ids, int nr, int id)
-{
-	int lo = 0, hi = nr;
-
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (ids[mid] == id)
-			return true;
-		if (ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
-int
-linux_affinity_set(pid_t tid, const int *cpus, int nr, char *err, size_t errlen)
-{
-	size_t setsize = CPU_ALLOC_SIZE(LINUX_MAX_CPUS);
-	cpu_set_t *set = NULL;
-	int *allowed = NULL, nr_allowed = 0, kept = 0, ret, i;
-
-	if (cpus == NULL || nr <= 0) {
-		util_errf(err, errlen, "thread %d: no CPUs given", (int)tid);
-		return -EINVAL;
-	}
-	ret = linux_cpuset_cpus_read(NULL, tid, &allowed, &nr_allowed);
-	if (ret == -ESRCH)
-		goto out;
-	if ((set = CPU_ALLOC(LINUX_MAX_CPUS)) == NULL) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	CPU_ZERO_S(setsize, set);
-	for (i = 0; i < nr; i++) {
-		if (cpus[i] < 0 || cpus[i] >= LINUX_MAX_CPUS) {
-			util_errf(err, errlen, "thread %d: CPU %d out of range", (int)tid, cpus[i]);
-			ret = -EINVAL;
-			goto out;
-		}
-		if (ret == 0 && !act_ids_has(allowed, nr_allowed, cpus[i]))
-			continue; /* outside the cpuset: the kernel would drop it anyway */
-		CPU_SET_S((size_t)cpus[i], setsize, set);
-		kept++;
-	}
-	if (kept == 0) {
-		util_errf(err, errlen,
-		          "thread %d: none of the %d requested CPUs (first %d) is in its "
-		          "cpuset (%d CPUs, first %d)",
-		          (int)tid, nr, cpus[0], nr_allowed, nr_allowed > 0 ? allowed[0] : -1);
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = sched_setaffinity(tid, setsize, set) == 0 ? 0 : -errno;
-	if (ret < 0 && ret != -ESRCH)
-		util_errf(err, errlen, "thread %d: sched_setaffinity: %s", (int)tid,
-		          strerror(-ret));
-out:
-	if (set != NULL)
-		CPU_FREE(set);
-	free(allowed);
-	return ret;
-}
-
-int
-linux_affinity_get(pid_t tid, int **cpus, int *nr)
-{
-	size_t setsize = CPU_ALLOC_SIZE(LINUX_MAX_CPUS);
-	cpu_set_t *set = CPU_ALLOC(LINUX_MAX_CPUS);
-	int ret = 0, n, c;
-
-	*cpus = NULL;
-	*nr = 0;
-	if (set == NULL)
-		return -ENOMEM;
-	CPU_ZERO_S(setsize, set);
-	if (sched_getaffinity(tid, setsize, set) != 0) {
-		ret = -errno;
-		goto out;
-	}
-	n = CPU_COUNT_S(setsize, set);
-	*cpus = xcalloc(n > 0 ? (size_t)n : 1, sizeof(**cpus));
-	for (c = 0; c < LINUX_MAX_CPUS && *nr < n; c++)
-		if (CPU_ISSET_S((size_t)c, setsize, set))
-			(*cpus)[(*nr)++] = c;
-out:
-	CPU_FREE(set);
-	return ret;
-}
+#define ACT_MOVE_START_PAGES 512
+#define ACT_MOVE_MIN_PAGES   16
+/* Weight of the newest call in the running cost per page (exponential average). */
+#define ACT_COST_WEIGHT 0.5
 
 /* ---- page locations --------------------------------------------------------------------- */
 
@@ -267,6 +59,13 @@ act_move_pages_sys(void *ctx, pid_t pid, unsigned long count, void **pages, cons
 {
 	(void)ctx;
 	return syscall(SYS_move_pages, (long)pid, count, pages, nodes, status, (long)flags);
+}
+
+static int
+act_unprotect_sys(void *ctx, pid_t pid, void *const *pages, size_t n, uint64_t page_bytes)
+{
+	(void)ctx;
+	return linux_pages_unprotect(pid, pages, n, page_bytes);
 }
 
 int
@@ -299,21 +98,38 @@ struct linux_migrator {
 	uint64_t page_bytes;
 	linux_move_pages_fn fn;
 	void *ctx;
+	linux_unprotect_fn unprotect;
+	void *uctx;
 	struct act_slot *slots;
 	int nr_slots;
 	struct act_retry *retry;
 	int nr_retry;
 	bool started;
 	double first_s, last_s, budget_bytes;
-	uint64_t scanned; /* pages looked at in this tick */
+	uint64_t scanned;                    /* pages looked at in this tick */
+	double tick_wall_s, tick_deadline_s; /* the limit, and this tick's end (monotonic) */
+	double (*wall)(void *ctx);           /* the clock they are measured on */
+	void *wctx;
 	struct linux_migrator_stats stats;
 	/* the sampled batch: batch_pages entries */
 	void **pages;
 	/* the move queue of move_cap entries (status also takes samples; rpages/ridx rechecks) */
 	int move_cap;
+	int move_limit;         /* pages the next moving call may carry (<= move_cap) */
+	double move_s_per_page; /* running average; 0 until measured */
 	void **mpages, **rpages;
 	int *status, *mnodes, *mstatus, *ridx;
 };
+
+static double
+act_mono_sys(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 struct linux_migrator *
 linux_migrator_new(double rate_mib_s, int batch_pages)
@@ -326,10 +142,14 @@ linux_migrator_new(double rate_mib_s, int batch_pages)
 	m->batch_pages = batch_pages > 0 ? batch_pages : LINUX_MIGRATE_BATCH_PAGES;
 	m->page_bytes = psz > 0 ? (uint64_t)psz : 4096;
 	m->fn = act_move_pages_sys;
+	m->unprotect = act_unprotect_sys;
+	m->tick_wall_s = LINUX_MIGRATE_TICK_WALL_S;
+	m->wall = act_mono_sys;
 	m->slots = xcalloc(LINUX_MIGRATE_MAX_REQS, sizeof(*m->slots));
 	m->retry = xcalloc(LINUX_MIGRATE_RETRY_MAX, sizeof(*m->retry));
 	m->move_cap = m->batch_pages > ACT_MOVE_MAX_PAGES ? m->batch_pages : ACT_MOVE_MAX_PAGES;
 	m->pages = xcalloc((size_t)m->batch_pages, sizeof(*m->pages));
+	m->move_limit = m->move_cap < ACT_MOVE_START_PAGES ? m->move_cap : ACT_MOVE_START_PAGES;
 	n = (size_t)m->move_cap;
 	m->mpages = xcalloc(n, sizeof(*m->mpages));
 	m->status = xcalloc(n, sizeof(*m->status));
@@ -362,6 +182,42 @@ linux_migrator_set_syscall(struct linux_migrator *m, linux_move_pages_fn fn, voi
 {
 	m->fn = fn != NULL ? fn : act_move_pages_sys;
 	m->ctx = fn != NULL ? ctx : NULL;
+	m->unprotect = fn != NULL ? NULL : act_unprotect_sys;
+	m->uctx = NULL;
+}
+
+void
+linux_migrator_set_tick_wall(struct linux_migrator *m, double wall_s)
+{
+	m->tick_wall_s = wall_s > 0 ? wall_s : 0;
+}
+
+void
+linux_migrator_set_wall_clock(struct linux_migrator *m, double (*fn)(void *ctx), void *ctx)
+{
+	m->wall = fn != NULL ? fn : act_mono_sys;
+	m->wctx = fn != NULL ? ctx : NULL;
+}
+
+static double
+act_mono_s(const struct linux_migrator *m)
+{
+	return m->wall(m->wctx);
+}
+
+/* Whether this tick has done its share: the scan limit or the wall-clock limit reached. */
+static bool
+act_tick_over(const struct linux_migrator *m)
+{
+	return m->scanned >= LINUX_MIGRATE_SCAN_MAX_PAGES ||
+	       (m->tick_wall_s > 0 && act_mono_s(m) >= m->tick_deadline_s);
+}
+
+void
+linux_migrator_set_unprotect(struct linux_migrator *m, linux_unprotect_fn fn, void *ctx)
+{
+	m->unprotect = fn;
+	m->uctx = ctx;
 }
 
 int
@@ -641,12 +497,12 @@ act_room(const struct act_slot *s)
 
 /*
  * Sort the sampled batch of n pages: those on the target are done, those with an error are
- * skipped, the rest join the move queue (queued pages already there) while budget and
- * max_bytes allow.  Returns the queue's new length; *cut is the index of the first page left
- * for later (n when none).
+ * skipped, the rest join the move queue (queued pages already there) while budget,
+ * max_bytes and the queue's limit allow.  Returns the queue's new length; *cut is the index
+ * of the first page left for later (n when none); *full says the queue's limit cut it.
  */
 static int
-act_batch_select(struct linux_migrator *m, int id, int n, int queued, int *cut)
+act_batch_select(struct linux_migrator *m, int id, int n, int queued, int *cut, bool *full)
 {
 	struct act_slot *s = &m->slots[id];
 	uint64_t room = act_room(s), planned = (uint64_t)queued * s->req.step_bytes;
@@ -663,6 +519,17 @@ act_batch_select(struct linux_migrator *m, int id, int n, int queued, int *cut)
 			s->st.counts.pages_other++;
 			m->stats.counts.pages_other++;
 		} else {
+			/*
+			 * The limit cuts on huge-page boundaries, so a huge page moves in one
+			 * call, unless it is under one huge page's worth (pages are slow here):
+			 * then a huge page cut in two counts its second part as already there.
+			 */
+			if (k >= m->move_limit &&
+			    ((uint64_t)m->move_limit * m->page_bytes < ACT_HUGE_BYTES ||
+			     (uintptr_t)m->pages[i] % ACT_HUGE_BYTES == 0)) {
+				*full = true;
+				break;
+			}
 			if (planned + s->req.step_bytes > room && planned > 0)
 				break;
 			if (planned >= room || !act_charge(m, s->req.step_bytes))
@@ -714,6 +581,21 @@ act_batch_recheck(struct linux_migrator *m, int id, int k, bool all)
 	return 0;
 }
 
+/* A moving call of k pages took took_s: the running cost, and the next call's size. */
+static void
+act_move_cost_note(struct linux_migrator *m, int k, double took_s)
+{
+	double per_page = took_s / (k > 0 ? k : 1), fit;
+
+	m->move_s_per_page = m->move_s_per_page > 0 ? ACT_COST_WEIGHT * per_page +
+	                                                  (1 - ACT_COST_WEIGHT) * m->move_s_per_page
+	                                            : per_page;
+	fit = m->move_s_per_page > 0 ? m->tick_wall_s / m->move_s_per_page : m->move_cap;
+	m->move_limit = fit >= m->move_cap          ? m->move_cap
+	                : fit <= ACT_MOVE_MIN_PAGES ? ACT_MOVE_MIN_PAGES
+	                                            : (int)fit;
+}
+
 /* Move the k queued pages and sort out each page's status. */
 static void
 act_batch_move(struct linux_migrator *m, int id, int k)
@@ -723,9 +605,13 @@ act_batch_move(struct linux_migrator *m, int id, int k)
 	long rc;
 	int i;
 
+	double t0_s = m->tick_wall_s > 0 ? act_mono_s(m) : 0;
+
 	m->stats.syscalls++;
 	rc = m->fn(m->ctx, s->req.pid, (unsigned long)k, m->mpages, m->mnodes, m->mstatus,
 	           ACT_MPOL_MF_MOVE);
+	if (m->tick_wall_s > 0)
+		act_move_cost_note(m, k, act_mono_s(m) - t0_s);
 	if (rc < 0) {
 		act_call_failed(m, id, errno, (uint64_t)k);
 		return;
@@ -740,6 +626,38 @@ act_batch_move(struct linux_migrator *m, int id, int k)
 }
 
 /*
+ * Pages of the sampled batch that read as absent may only be protected by the kernel's NUMA
+ * scanner: unprotect them and look again (m->rpages/ridx/mstatus as scratch; the move queue
+ * only uses mstatus while moving).  A failed second look leaves the first one's statuses.
+ */
+static void
+act_batch_unprotect(struct linux_migrator *m, int id, int n)
+{
+	struct act_slot *s = &m->slots[id];
+	int i, k = 0, touched;
+
+	if (m->unprotect == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		if (m->status[i] == -ENOENT || m->status[i] == -EFAULT) {
+			m->rpages[k] = m->pages[i];
+			m->ridx[k++] = i;
+		}
+	if (k == 0)
+		return;
+	touched = m->unprotect(m->uctx, s->req.pid, m->rpages, (size_t)k, m->page_bytes);
+	if (touched <= 0)
+		return;
+	s->st.counts.pages_unprotected += (uint64_t)touched;
+	m->stats.counts.pages_unprotected += (uint64_t)touched;
+	m->stats.syscalls++;
+	if (m->fn(m->ctx, s->req.pid, (unsigned long)k, m->rpages, NULL, m->mstatus, 0) < 0)
+		return;
+	for (i = 0; i < k; i++)
+		m->status[m->ridx[i]] = m->mstatus[i];
+}
+
+/*
  * Sample the next batch of request id and queue what is to move behind the *queued pages
  * already in m->mpages.  Returns false when this request is done for the tick: the range is
  * walked, the budget or max_bytes ran out, or the call failed.
@@ -750,6 +668,7 @@ act_batch_sample(struct linux_migrator *m, int id, int *queued)
 	struct act_slot *s = &m->slots[id];
 	uint64_t end = s->req.start + s->req.len, addr = s->st.next;
 	int n = 0, cut;
+	bool full = false;
 
 	while (n < m->batch_pages && addr < end) {
 		/* end a batch on a huge-page boundary when the next huge page would not fit */
@@ -769,8 +688,11 @@ act_batch_sample(struct linux_migrator *m, int id, int *queued)
 		act_call_failed(m, id, errno, (uint64_t)n);
 		return false;
 	}
-	*queued = act_batch_select(m, id, n, *queued, &cut);
+	act_batch_unprotect(m, id, n);
+	*queued = act_batch_select(m, id, n, *queued, &cut, &full);
 	s->st.next = cut < n ? (uint64_t)(uintptr_t)m->pages[cut] : addr;
+	if (full)
+		return true;                 /* moved next, then the walk goes on */
 	return cut == n && s->st.next < end; /* a cut batch: the budget or max_bytes ran out */
 }
 
@@ -786,9 +708,8 @@ act_request_run(struct linux_migrator *m, int id)
 	bool more = true;
 	int queued = 0;
 
-	while (more && s->st.state == LINUX_MIGRATE_ACTIVE &&
-	       m->scanned < LINUX_MIGRATE_SCAN_MAX_PAGES) {
-		if (queued + m->batch_pages > m->move_cap) {
+	while (more && s->st.state == LINUX_MIGRATE_ACTIVE && !act_tick_over(m)) {
+		if (queued >= m->move_limit || queued + m->batch_pages > m->move_cap) {
 			act_batch_move(m, id, queued);
 			queued = 0;
 			continue;
@@ -809,6 +730,7 @@ linux_migrator_tick(struct linux_migrator *m, double now_s)
 
 	m->stats.last_tick_bytes = 0;
 	m->scanned = 0;
+	m->tick_deadline_s = m->tick_wall_s > 0 ? act_mono_s(m) + m->tick_wall_s : 0;
 	if (!m->started) {
 		m->started = true;
 		m->first_s = m->last_s = now_s;
@@ -821,7 +743,7 @@ linux_migrator_tick(struct linux_migrator *m, double now_s)
 	if (m->budget_bytes > cap)
 		m->budget_bytes = cap;
 	act_retry_run(m);
-	for (int id = 0; id < m->nr_slots && m->scanned < LINUX_MIGRATE_SCAN_MAX_PAGES; id++)
+	for (int id = 0; id < m->nr_slots && !act_tick_over(m); id++)
 		if (m->slots[id].used)
 			act_request_run(m, id);
 	m->stats.retries_pending = (uint64_t)m->nr_retry;

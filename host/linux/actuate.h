@@ -47,11 +47,20 @@ int linux_affinity_get(pid_t tid, int **cpus, int *nr);
  * nodes_out[i] is a node id, or a negative errno for that page (-ENOENT: not present, i.e.
  * never touched or swapped out; -EFAULT: not mapped or the zero page).  pid 0 is the caller.
  * On 6.1 (seen on Debian's kernel with 2 emulated nodes) a page that automatic NUMA balancing
- * has just made PROT_NONE reads as -ENOENT, or -EFAULT when THP-mapped, to both this and the
- * move, until the task touches it again: the migrator skips such pages and counts them, and
- * a later request picks them up.  With kernel.numa_balancing=0 every page moved.
+ * has made PROT_NONE reads as -ENOENT, or -EFAULT when THP-mapped, to both this and the
+ * move, until the task touches it again: the migrator unprotects such pages (below) and looks
+ * again before it decides what to move.
  */
 int linux_pages_where(pid_t pid, void *const *addrs, size_t n, int *nodes_out);
+
+/*
+ * Make pid's pages at addrs[0..n) (page aligned) that the kernel's NUMA scanner has made
+ * inaccessible movable again: each one /proc/PID/pagemap says is present is read one byte
+ * with process_vm_readv(2), which takes the hinting fault the way the process would; pages not
+ * present are left alone (nothing is allocated or swapped in).  Returns how many pages were
+ * read, or -errno (-ESRCH: pid gone).  See unprotect.c for why.
+ */
+int linux_pages_unprotect(pid_t pid, void *const *addrs, size_t n, uint64_t page_bytes);
 
 /* ---- Paced page migration --------------------------------------------------------------- */
 
@@ -65,6 +74,14 @@ int linux_pages_where(pid_t pid, void *const *addrs, size_t n, int *nodes_out);
  * emulated host; 1 GiB per tick kept the daemon from its control socket for over 10 s.
  */
 #define LINUX_MIGRATE_SCAN_MAX_PAGES (32 * 1024)
+/*
+ * Most wall-clock time one tick spends, seconds (checked between batches, so a tick may run
+ * over by one batch): 0.05.  Unprotecting a page costs a hinting fault, and on an emulated
+ * host a tick of 32768 such pages took seconds, which kept the daemon's loop (and its control
+ * socket) waiting; at 0.05 s the daemon, which ticks every LINUX_HOST_BUSY_WAKE_S while pages
+ * move, still gives the migrator about half its time.
+ */
+#define LINUX_MIGRATE_TICK_WALL_S 0.05
 /*
  * Longest idle time whose budget carries over, in seconds: after a pause the engine may catch
  * up one second's worth, never more, so a stalled agent does not burst.
@@ -121,8 +138,9 @@ enum linux_migrate_err {
 
 struct linux_migrate_counts {
 	uint64_t pages_moved;
-	uint64_t pages_already; /* already on the target node: done, no bytes charged */
-	uint64_t pages_other;   /* on a node outside from_nodes: left alone */
+	uint64_t pages_already;     /* already on the target node: done, no bytes charged */
+	uint64_t pages_other;       /* on a node outside from_nodes: left alone */
+	uint64_t pages_unprotected; /* made accessible again to be looked at (unprotect.c) */
 	uint64_t pages_failed[LINUX_MIGRATE_NR_ERRS];
 	uint64_t bytes_moved;
 };
@@ -152,13 +170,33 @@ struct linux_migrator_stats {
 typedef long (*linux_move_pages_fn)(void *ctx, pid_t pid, unsigned long count, void **pages,
                                     const int *nodes, int *status, int flags);
 
+/*
+ * The unprotect step, replaceable for tests: same arguments and result as
+ * linux_pages_unprotect.  Called on the pages a sample found absent (-ENOENT, -EFAULT) before
+ * they are sampled again.
+ */
+typedef int (*linux_unprotect_fn)(void *ctx, pid_t pid, void *const *pages, size_t n,
+                                  uint64_t page_bytes);
+
 struct linux_migrator;
 
 /* rate_mib_s > 0 (host-wide cap), batch_pages 0 = LINUX_MIGRATE_BATCH_PAGES.  Owned by caller. */
 struct linux_migrator *linux_migrator_new(double rate_mib_s, int batch_pages);
 void linux_migrator_free(struct linux_migrator *m);
-/* Replace the syscall (NULL restores the real one). */
+/*
+ * Replace the syscall (NULL restores the real one).  A fake syscall turns the unprotect step
+ * off (its addresses are not the process's); set a fake one after, if wanted.
+ */
 void linux_migrator_set_syscall(struct linux_migrator *m, linux_move_pages_fn fn, void *ctx);
+/*
+ * The wall-clock limit of one tick in seconds (LINUX_MIGRATE_TICK_WALL_S by default; 0: none,
+ * for tests whose fake clock must decide alone).
+ */
+void linux_migrator_set_tick_wall(struct linux_migrator *m, double wall_s);
+/* Replace the monotonic wall clock (seconds) the tick limit is measured on (NULL: the real). */
+void linux_migrator_set_wall_clock(struct linux_migrator *m, double (*fn)(void *ctx), void *ctx);
+/* Replace the unprotect step (NULL: none, absent pages are only counted). */
+void linux_migrator_set_unprotect(struct linux_migrator *m, linux_unprotect_fn fn, void *ctx);
 
 /* Queue a request: its id (>= 0) or -EINVAL (bad request) / -ENOSPC (queue full). */
 int linux_migrator_add(struct linux_migrator *m, const struct linux_migrate_req *req);

@@ -209,6 +209,41 @@ test_pages_where(void **state)
 	free(nodes);
 }
 
+/*
+ * The unprotect step on our own memory: only present pages are read, so untouched ones stay
+ * unallocated (mincore), and a process that is gone is -ESRCH.
+ */
+static void
+test_pages_unprotect_own(void **state)
+{
+	size_t n = 64, i;
+	char *buf =
+	    mmap(NULL, n * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void **addrs = calloc(n, sizeof(*addrs));
+	unsigned char in_core[64];
+
+	(void)state;
+	assert_true(buf != MAP_FAILED);
+	madvise(buf, n * PAGE, MADV_NOHUGEPAGE);
+	for (i = 0; i < n; i++) {
+		addrs[i] = buf + i * PAGE;
+		if (i % 2 == 0)
+			buf[i * PAGE] = 1; /* even pages present, odd never touched */
+	}
+	assert_int_equal(linux_pages_unprotect(getpid(), addrs, n, PAGE), (int)n / 2);
+	assert_int_equal(mincore(buf, n * PAGE, in_core), 0);
+	for (i = 0; i < n; i++)
+		assert_int_equal(in_core[i] & 1, i % 2 == 0);
+	/* a non-contiguous list (every third page) and the empty list */
+	for (i = 0; i < n / 3; i++)
+		addrs[i] = buf + i * 3 * PAGE;
+	assert_int_equal(linux_pages_unprotect(getpid(), addrs, n / 3, PAGE), (int)(n / 3 + 1) / 2);
+	assert_int_equal(linux_pages_unprotect(getpid(), addrs, 0, PAGE), 0);
+	assert_int_equal(linux_pages_unprotect(dead_pid(), addrs, n / 3, PAGE), -ESRCH);
+	munmap(buf, n * PAGE);
+	free(addrs);
+}
+
 static char *
 touched(size_t bytes)
 {
@@ -233,6 +268,7 @@ test_migrator_own_64mib_already_there(void **state)
 
 	(void)state;
 	assert_true(id >= 0);
+	linux_migrator_set_tick_wall(m, 0); /* one tick walks it all, however slow this machine */
 	assert_int_equal(linux_migrator_tick(m, 100.0), 0); /* already there: nothing charged */
 	assert_int_equal(linux_migrator_status(m, id, &st), 0);
 	assert_int_equal(st.state, LINUX_MIGRATE_DONE);
@@ -318,10 +354,15 @@ test_migrator_pid_exited(void **state)
 
 struct fake_kernel {
 	int node[FAKE_PAGES];      /* where each page is; -ENOENT = not present */
+	bool prot[FAKE_PAGES];     /* made PROT_NONE by the NUMA scanner: reads as absent */
+	long touches;              /* pages the fake unprotect step was asked to read */
 	int busy_left[FAKE_PAGES]; /* EBUSY this many more times */
 	int node1_free;            /* pages node 1 can still take */
 	bool gone;                 /* FAKE_PID exited */
 	bool thp;                  /* 2 MiB huge pages: the first page of one moves all 512 */
+	double wall_s;             /* a fake wall clock: each moved page costs page_cost_s */
+	double page_cost_s;
+	unsigned long max_move_call, first_move_call; /* pages per moving call */
 	long calls;
 };
 
@@ -333,6 +374,13 @@ fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages, const i
 
 	(void)flags;
 	k->calls++;
+	if (nodes != NULL) {
+		k->wall_s += k->page_cost_s * (double)count;
+		if (k->first_move_call == 0)
+			k->first_move_call = count;
+		else if (count > k->max_move_call)
+			k->max_move_call = count;
+	}
 	if (pid != FAKE_PID || k->gone) {
 		errno = ESRCH;
 		return -1;
@@ -343,6 +391,8 @@ fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages, const i
 
 		if (a < FAKE_BASE || p >= FAKE_PAGES) {
 			status[i] = -EFAULT;
+		} else if (k->prot[p]) {
+			status[i] = k->thp ? -EFAULT : -ENOENT; /* as 6.1 says */
 		} else if (nodes == NULL || k->node[p] == nodes[i] || k->node[p] < 0) {
 			status[i] = k->node[p];
 		} else if (k->busy_left[p] > 0) {
@@ -375,6 +425,29 @@ fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages, const i
 	return 0;
 }
 
+/* The unprotect step on the fake: a present page read becomes accessible (its huge page too). */
+static int
+fake_unprotect(void *ctx, pid_t pid, void *const *pages, size_t n, uint64_t page_bytes)
+{
+	struct fake_kernel *k = ctx;
+	int touched = 0;
+
+	assert_int_equal(page_bytes, PAGE);
+	if (pid != FAKE_PID || k->gone)
+		return -ESRCH;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t p = ((uint64_t)(uintptr_t)pages[i] - FAKE_BASE) / PAGE;
+
+		if (p >= FAKE_PAGES || k->node[p] < 0)
+			continue; /* not present: never read */
+		k->touches++;
+		touched++;
+		for (uint64_t q = k->thp ? p / 512 * 512 : p; q <= (k->thp ? p | 511 : p); q++)
+			k->prot[q] = false;
+	}
+	return touched;
+}
+
 static struct fake_kernel *
 fake_new(void)
 {
@@ -390,6 +463,7 @@ fake_migrator(struct fake_kernel *k, double rate_mib_s)
 	struct linux_migrator *m = linux_migrator_new(rate_mib_s, 0);
 
 	linux_migrator_set_syscall(m, fake_move_pages, k);
+	linux_migrator_set_tick_wall(m, 0); /* the fake clock alone decides */
 	return m;
 }
 
@@ -490,6 +564,87 @@ test_fake_already_and_absent(void **state)
 	assert_int_equal(st.counts.pages_already, 512);
 	assert_int_equal(st.counts.pages_failed[LINUX_MIGRATE_ERR_NOENT], 512);
 	assert_int_equal(st.counts.pages_moved, 0);
+	linux_migrator_free(m);
+	free(k);
+}
+
+/*
+ * Pages the NUMA scanner protected read as absent; with the unprotect step they are made
+ * accessible, seen on their node and moved (base and huge pages); without it they are only
+ * counted.  Never-touched pages are not read.
+ */
+static void
+test_fake_protected_pages(void **state)
+{
+	struct linux_migrate_status st;
+
+	(void)state;
+	for (int thp = 0; thp < 2; thp++)
+		for (int with = 0; with < 2; with++) {
+			struct fake_kernel *k = fake_new();
+			struct linux_migrator *m = fake_migrator(k, 1024);
+			struct linux_migrate_req req = {FAKE_PID, FAKE_BASE, 2048 * PAGE, 1,
+			                                0,        0,         1u};
+			int id;
+
+			k->thp = thp;
+			for (int p = 0; p < 2048; p++) {
+				k->node[p] =
+				    p < 1536 ? 0 : -ENOENT; /* the last 512 never touched */
+				k->prot[p] = p < 1536;
+			}
+			if (with)
+				linux_migrator_set_unprotect(m, fake_unprotect, k);
+			id = linux_migrator_add(m, &req);
+			linux_migrator_tick(m, 0.0);
+			linux_migrator_tick(m, 1.0);
+			assert_int_equal(linux_migrator_status(m, id, &st), 0);
+			assert_int_equal(st.state, LINUX_MIGRATE_DONE);
+			assert_int_equal(st.counts.bytes_moved, with ? 1536 * PAGE : 0);
+			assert_int_equal(st.counts.pages_unprotected, with ? 1536 : 0);
+			assert_int_equal(k->touches, with ? 1536 : 0);
+			for (int p = 0; p < 1536; p++)
+				assert_int_equal(k->node[p], with ? 1 : 0);
+			assert_int_equal(st.counts.pages_failed[LINUX_MIGRATE_ERR_NOENT] +
+			                     st.counts.pages_failed[LINUX_MIGRATE_ERR_FAULT],
+			                 with ? 512 : 2048);
+			linux_migrator_free(m);
+			free(k);
+		}
+}
+
+static double
+fake_wall(void *ctx)
+{
+	return ((struct fake_kernel *)ctx)->wall_s;
+}
+
+/*
+ * Moving calls are sized to the tick's wall-clock limit at the measured cost per page: with
+ * pages costing 2 ms and a 50 ms limit, the first call carries 512 pages and later ones about
+ * 25 (never under 16), and every page still moves.
+ */
+static void
+test_fake_slow_pages_small_calls(void **state)
+{
+	struct fake_kernel *k = fake_new();
+	struct linux_migrator *m = fake_migrator(k, 1024);
+	int id, ticks = 0;
+	struct linux_migrate_status st;
+
+	(void)state;
+	k->page_cost_s = 0.002;
+	linux_migrator_set_tick_wall(m, 0.05);
+	linux_migrator_set_wall_clock(m, fake_wall, k);
+	id = fake_add(m, 0, 2048, 1, 0);
+	for (double t = 0; linux_migrator_busy(m) && ticks < 1000; t += 0.05, ticks++)
+		linux_migrator_tick(m, t);
+	assert_int_equal(linux_migrator_status(m, id, &st), 0);
+	assert_int_equal(st.state, LINUX_MIGRATE_DONE);
+	assert_int_equal(st.counts.pages_moved, 2048);
+	assert_int_equal(k->first_move_call, 512);
+	assert_true(k->max_move_call >= 16 && k->max_move_call <= 32);
+	assert_true(ticks > 1 + 1536 / 32); /* the first call, then one short call per tick */
 	linux_migrator_free(m);
 	free(k);
 }
@@ -633,12 +788,15 @@ main(void)
 	    cmocka_unit_test(test_affinity_dead_tid),
 	    cmocka_unit_test(test_cpuset_trees),
 	    cmocka_unit_test(test_pages_where),
+	    cmocka_unit_test(test_pages_unprotect_own),
 	    cmocka_unit_test(test_migrator_own_64mib_already_there),
 	    cmocka_unit_test(test_migrator_absent_node),
 	    cmocka_unit_test(test_migrator_pid_exited),
 	    cmocka_unit_test(test_fake_rate_limit),
 	    cmocka_unit_test(test_fake_already_and_absent),
 	    cmocka_unit_test(test_fake_from_nodes),
+	    cmocka_unit_test(test_fake_protected_pages),
+	    cmocka_unit_test(test_fake_slow_pages_small_calls),
 	    cmocka_unit_test(test_fake_ebusy_retry),
 	    cmocka_unit_test(test_fake_enomem_node_full),
 	    cmocka_unit_test(test_fake_esrch_and_max_bytes),
