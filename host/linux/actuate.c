@@ -626,35 +626,47 @@ act_batch_move(struct linux_migrator *m, int id, int k)
 }
 
 /*
- * Pages of the sampled batch that read as absent may only be protected by the kernel's NUMA
- * scanner: unprotect them and look again (m->rpages/ridx/mstatus as scratch; the move queue
- * only uses mstatus while moving).  A failed second look leaves the first one's statuses.
+ * Pages of the sampled batch of n that read as absent may only be protected by the kernel's
+ * NUMA scanner: unprotect them and look again (m->rpages/ridx/mstatus as scratch; the move
+ * queue only uses mstatus while moving).  Touching a page costs a hinting fault, and the kernel
+ * may migrate the page right there, so at most move_limit pages are touched: the batch ends
+ * before the next one, and the returned length is the batch's new n.  A failed second look
+ * leaves the first one's statuses.
  */
-static void
+static int
 act_batch_unprotect(struct linux_migrator *m, int id, int n)
 {
 	struct act_slot *s = &m->slots[id];
 	int i, k = 0, touched;
+	double t0_s;
 
 	if (m->unprotect == NULL)
-		return;
+		return n;
 	for (i = 0; i < n; i++)
 		if (m->status[i] == -ENOENT || m->status[i] == -EFAULT) {
+			if (k == m->move_limit && k > 0) {
+				n = i; /* the rest of the batch waits for the next one */
+				break;
+			}
 			m->rpages[k] = m->pages[i];
 			m->ridx[k++] = i;
 		}
 	if (k == 0)
-		return;
+		return n;
+	t0_s = m->tick_wall_s > 0 ? act_mono_s(m) : 0;
 	touched = m->unprotect(m->uctx, s->req.pid, m->rpages, (size_t)k, m->page_bytes);
 	if (touched <= 0)
-		return;
+		return n;
+	if (m->tick_wall_s > 0)
+		act_move_cost_note(m, touched, act_mono_s(m) - t0_s);
 	s->st.counts.pages_unprotected += (uint64_t)touched;
 	m->stats.counts.pages_unprotected += (uint64_t)touched;
 	m->stats.syscalls++;
 	if (m->fn(m->ctx, s->req.pid, (unsigned long)k, m->rpages, NULL, m->mstatus, 0) < 0)
-		return;
+		return n;
 	for (i = 0; i < k; i++)
 		m->status[m->ridx[i]] = m->mstatus[i];
+	return n;
 }
 
 /*
@@ -688,7 +700,8 @@ act_batch_sample(struct linux_migrator *m, int id, int *queued)
 		act_call_failed(m, id, errno, (uint64_t)n);
 		return false;
 	}
-	act_batch_unprotect(m, id, n);
+	if ((n = act_batch_unprotect(m, id, n)) < m->batch_pages && n > 0)
+		addr = (uint64_t)(uintptr_t)m->pages[n - 1] + s->req.step_bytes;
 	*queued = act_batch_select(m, id, n, *queued, &cut, &full);
 	s->st.next = cut < n ? (uint64_t)(uintptr_t)m->pages[cut] : addr;
 	if (full)
