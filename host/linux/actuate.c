@@ -107,6 +107,7 @@ struct linux_migrator {
 	bool started;
 	double first_s, last_s, budget_bytes;
 	uint64_t scanned;                    /* pages looked at in this tick */
+	int rr_next;                         /* the request the next tick starts with */
 	double tick_wall_s, tick_deadline_s; /* the limit, and this tick's end (monotonic) */
 	double (*wall)(void *ctx);           /* the clock they are measured on */
 	void *wctx;
@@ -756,9 +757,14 @@ linux_migrator_tick(struct linux_migrator *m, double now_s)
 	if (m->budget_bytes > cap)
 		m->budget_bytes = cap;
 	act_retry_run(m);
-	for (int id = 0; id < m->nr_slots && !act_tick_over(m); id++)
-		if (m->slots[id].used)
-			act_request_run(m, id);
+	/* round robin: a tick cut short by its limits resumes with the next request */
+	for (int j = 0, first = m->rr_next, id; j < m->nr_slots && !act_tick_over(m); j++) {
+		id = (first + j) % m->nr_slots;
+		if (!m->slots[id].used)
+			continue;
+		act_request_run(m, id);
+		m->rr_next = id + 1;
+	}
 	m->stats.retries_pending = (uint64_t)m->nr_retry;
 	if (m->last_s > m->first_s)
 		m->stats.bytes_s = (double)m->stats.counts.bytes_moved / (m->last_s - m->first_s);

@@ -209,7 +209,8 @@ bool linux_migrator_busy(const struct linux_migrator *m);
 
 /*
  * Do this tick's work at time now_s (seconds, any monotonic origin; the first tick only
- * starts the clock): retries first, then requests in id order, moving at most
+ * starts the clock): retries first, then requests in turn (a tick cut short by
+ * LINUX_MIGRATE_SCAN_MAX_PAGES or the wall-clock limit resumes with the next), moving at most
  * rate x elapsed bytes (plus what earlier ticks left unused, up to LINUX_MIGRATE_BURST_S).
  * Returns the bytes charged this tick.
  */

@@ -649,6 +649,31 @@ test_fake_slow_pages_small_calls(void **state)
 	free(k);
 }
 
+/* Ticks cut short by the wall-clock limit take requests in turn: none starves. */
+static void
+test_fake_slow_pages_round_robin(void **state)
+{
+	struct fake_kernel *k = fake_new();
+	struct linux_migrator *m = fake_migrator(k, 1024);
+	struct linux_migrate_status a, b;
+	int ida, idb;
+
+	(void)state;
+	k->page_cost_s = 0.002;
+	linux_migrator_set_tick_wall(m, 0.05);
+	linux_migrator_set_wall_clock(m, fake_wall, k);
+	ida = fake_add(m, 0, 4096, 1, 0);
+	idb = fake_add(m, 8192, 4096, 1, 0);
+	for (int i = 0; i < 20; i++)
+		linux_migrator_tick(m, 0.05 * i);
+	assert_int_equal(linux_migrator_status(m, ida, &a), 0);
+	assert_int_equal(linux_migrator_status(m, idb, &b), 0);
+	assert_true(a.counts.pages_moved > 0 && b.counts.pages_moved > 0);
+	assert_true(a.counts.pages_moved < 4096 && b.counts.pages_moved < 4096);
+	linux_migrator_free(m);
+	free(k);
+}
+
 static void
 test_fake_ebusy_retry(void **state)
 {
@@ -797,6 +822,7 @@ main(void)
 	    cmocka_unit_test(test_fake_from_nodes),
 	    cmocka_unit_test(test_fake_protected_pages),
 	    cmocka_unit_test(test_fake_slow_pages_small_calls),
+	    cmocka_unit_test(test_fake_slow_pages_round_robin),
 	    cmocka_unit_test(test_fake_ebusy_retry),
 	    cmocka_unit_test(test_fake_enomem_node_full),
 	    cmocka_unit_test(test_fake_esrch_and_max_bytes),
