@@ -12,9 +12,9 @@
  * Accounting, reported in the next snapshot: moved bytes are "done"; pages refused for a
  * reason that will not pass by itself (ENOMEM: node full; EBUSY after the retries; ENODEV,
  * EINVAL, other) are "failed" and make the engine back off.  Pages skipped because they are
- * not there (ENOENT, EFAULT: never touched, or made inaccessible by the kernel's NUMA scanner
- * a moment ago) or shared (EACCES) are neither: the next round sees them still on A and asks
- * again.
+ * not there (ENOENT, EFAULT: never touched; pages the kernel's NUMA scanner made inaccessible
+ * are unprotected by the migrator first, see unprotect.c) or shared (EACCES) are neither: the
+ * next round sees them still on A and asks again.
  */
 #include <errno.h>
 #include <stdlib.h>
