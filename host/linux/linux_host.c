@@ -90,10 +90,19 @@ lh_describe(struct linux_host *lh)
 	                 c->numa_balancing, c->balancing_on ? "" : " (off: placement-only)",
 	                 c->sched_numa_faults ? "yes" : "no", c->debugfs_scan ? "yes" : "no");
 
+	struct linux_migrator_stats ms;
+
 	if (lh->skipped > 0 && n > 0 && (size_t)n < sizeof(lh->describe))
-		snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
-		         "; unreadable QEMU processes skipped: %llu (last: %s)",
-		         (unsigned long long)lh->skipped, lh->skip_reason);
+		n += snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
+		              "; unreadable QEMU processes skipped: %llu (last: %s)",
+		              (unsigned long long)lh->skipped, lh->skip_reason);
+	if (lh->mig == NULL || n <= 0 || (size_t)n >= sizeof(lh->describe))
+		return;
+	linux_migrator_stats_get(lh->mig, &ms);
+	snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
+	         "; pages moved: %llu, made accessible first: %llu",
+	         (unsigned long long)ms.counts.pages_moved,
+	         (unsigned long long)ms.counts.pages_unprotected);
 }
 
 /* ---- observing ------------------------------------------------------------------------- */
@@ -398,6 +407,7 @@ lh_sampling_source(struct host *h, int vm_id, const char **reason)
 static const char *
 lh_describe_get(struct host *h)
 {
+	lh_describe(lh_of(h)); /* the migrator's counts change every tick */
 	return lh_of(h)->describe;
 }
 
