@@ -39,8 +39,10 @@ MIN_FREE_PCT=5
 # Guest memory per boot, MiB: room on node 0 for all the VMs' RAM.
 GUEST_MEM2_MIB=4096
 GUEST_MEM4_MIB=6144
-# QEMU is killed after this many seconds.
-GUEST_TIMEOUT_S=480
+# QEMU is killed after this many seconds: the VMs' start (20-50 s), the limit above, and at
+# the end vnumactl's output and vnumad's stop (up to 60 s each when vnumad does not answer),
+# with room for a machine that runs other jobs too.
+GUEST_TIMEOUT_S=900
 
 fail() {
 	echo "FAIL: $*"
@@ -113,12 +115,48 @@ guest_checks() {
 	awk -v m="$minfree" -v w=$MIN_FREE_PCT 'BEGIN { exit !(m >= w) }' ||
 		fail "a node went below the watermark: MemFree $minfree % of MemTotal < $MIN_FREE_PCT %"
 	[ "$VL_VNUMAD_RC" -eq 0 ] || fail "vnumad exited with status $VL_VNUMAD_RC"
+	vl_daemon_summary "$S" | sed 's/^daemon/vnumad/'
+	guest_after_whole
 	for f in "$VD"/ctl-vminfo-*.json; do
 		v=${f##*/ctl-vminfo-}
 		echo "VM ${v%.json}: sampling $(guest_json_str sampling_source <"$f" | head -n 1)" \
 			"($(guest_json_str sampling_reason <"$f" | head -n 1)), state" \
 			"$(guest_json_str state <"$f" | head -n 1), home $(guest_json_str home <"$f" | head -n 1)"
 	done
+}
+
+# Samples after convergence in which some VM was not whole (a vCPU seen off its node): said,
+# not a failure.
+guest_after_whole() {
+	case $CONV in
+	never*) return 0 ;;
+	esac
+	awk -v since="${CONV% *}" -v whole="$VL_WHOLE_FRACTION" '
+	{
+		split("", f)
+		for (i = 2; i <= NF; i++) {
+			p = index($i, "=")
+			f[substr($i, 1, p - 1)] = substr($i, p + 1)
+		}
+		if (f["t"] + 0 <= since + 0)
+			next
+	}
+	$1 == "vm" && (f["node"] == "-" || f["on_node"] + 0 < whole) {
+		bad[f["name"]] = bad[f["name"]] " " f["t"]
+	}
+	$1 == "host" {
+		n++
+		if (f["whole"] == "0")
+			k++
+	}
+	END {
+		if (k == 0)
+			exit
+		printf "NOTE: after converging, %d of %d samples had a VM not whole:", k, n
+		for (v in bad)
+			printf " %s at t=%s;", v, substr(bad[v], 2)
+		print ""
+	}' "$S"
 }
 
 # A string from vnumactl's JSON output on stdin: every "KEY":"VALUE", one per line.
@@ -152,12 +190,18 @@ guest_main() {
 		vl_vms_stop
 		exit 1
 	fi
-	CONV='never 0'
-	guest_wait_whole "$limit" || kill -0 "$VL_VNUMAD_PID" 2>/dev/null ||
-		fail "vnumad ended by itself: $(tail -n 20 "$VD/vnumad.log")"
+	# Converged: the VMs whole in STABLE_SAMPLES samples in a row within the limit.  The
+	# samples taken after that are only reported (guest_after_whole).
+	if guest_wait_whole "$limit"; then
+		CONV="$VL_WHOLE_SINCE $VL_WHOLE_N"
+	else
+		kill -0 "$VL_VNUMAD_PID" 2>/dev/null ||
+			fail "vnumad ended by itself: $(tail -n 20 "$VD/vnumad.log")"
+		CONV=''
+	fi
 	vl_sampler_stop
 	vl_sample >>"$S"
-	CONV=$(vl_whole_since "$S")
+	[ -n "$CONV" ] || CONV=$(vl_whole_since "$S")
 	vl_vnumad_dump
 	vl_vnumad_stop
 	echo
@@ -200,17 +244,16 @@ trap 'exit 1' INT TERM
 
 sh "$HARNESS" check || exit
 
-# boot N MEM: the guest part on an N-node host; prints the wall time.
+# boot N MEM: the guest part on an N-node host; prints the wall time.  Both boots run even
+# when the first fails: each says something of its own.
+FAILED=no
 boot() {
 	t0=$(date +%s)
 	sh "$HARNESS" run --nodes "$1" --mem "$2" --timeout $GUEST_TIMEOUT_S --out "$D/nodes$1" \
 		-- sh "$SYS/test_vnumad_linux.sh" --guest "$1" "$D/nodes$1"
 	rc=$?
 	echo "time: the $1-node boot took $(($(date +%s) - t0)) s"
-	[ $rc -eq 0 ] || {
-		echo "FAIL: $1-node vnumad test failed with status $rc (see $D/nodes$1/)"
-		exit 1
-	}
+	[ $rc -eq 0 ] || fail "$1-node vnumad test failed with status $rc (see $D/nodes$1/)"
 }
 
 boot 2 $GUEST_MEM2_MIB
@@ -221,4 +264,5 @@ if [ "${VNUMAD_SYSTEM_4NODE:-0}" = 1 ]; then
 else
 	echo "4-node boot left out (VNUMAD_SYSTEM_4NODE=1 runs it; about 8 minutes here)"
 fi
+[ $FAILED = no ] || exit 1
 echo "vnumad linux system test passed"

@@ -37,6 +37,14 @@
 # - whole: 1 when every VM is "whole": node is not - and on_node >= VL_WHOLE_FRACTION.
 # - cpus: the number of CPUs of each node.
 #
+# With a daemon to watch (vl_vnumad_start, vl_numad_start), each sample also has a line
+#
+#   daemon t=12.0 pid=184 state=D cpu_s=1.54 wchan=synchronize_rcu_expedited
+#      stack=synchronize_rcu_expedited<lru_cache_disable<kernel_move_pages<__x64_sys_move_pages
+#
+# (its state, CPU seconds, wait channel and the top of its kernel stack), which shows where a
+# daemon that stops answering is stuck.
+#
 # vl_sampler_start FILE appends a sample to FILE every VL_SAMPLE_S seconds in the background
 # and keeps FILE.status up to date ("T N": every VM has been whole since the sample at T, in
 # the last N samples; "never 0"); vl_sampler_stop ends it; vl_sample prints one sample.
@@ -53,6 +61,8 @@
 # started an awk every 2 s would eat most of a CPU, and numad, which only acts on nodes with
 # idle CPU, would then never act.  So the sampler is one long-lived awk that vmstat wakes
 # every VL_SAMPLE_S seconds, and the waiting loops use shell built-ins.
+
+# shellcheck disable=SC2034 # VL_WHOLE_SINCE, VL_VNUMAD_RC...: for the scripts that source this
 
 # Seconds between two samples of vl_sampler_start.
 VL_SAMPLE_S=2
@@ -79,8 +89,8 @@ VL_SPEC=''    # "name pid task...;" per VM, once they are ready (vl_vms_wait)
 VL_T0=0       # guest uptime at the start of the measured run (VL_T0_CS: in hundredths)
 VL_T0_CS=0
 VL_SAMPLER='' # pid of the background sampler (VL_SAMPLER_CLOCK: its vmstat)
-VL_SAMPLER_CLOCK=''
-VL_AWK=awk    # awk, with -W interactive for mawk (vl_init)
+VL_SAMPLER_CLOCK='' VL_WATCH=''
+VL_AWK='awk'  # awk, with -W interactive for mawk (vl_init)
 VL_VNUMAD_PID='' VL_VNUMAD_RC=0 VL_VNUMAD_DIR='' VL_SOCK='' VL_CTL_FAILS=0
 VL_NUMAD_PID='' VL_THP_SLEEP=''
 
@@ -121,7 +131,7 @@ vl_init() {
 	mkdir -p "$VL_DIR" || vl_die "cannot create $VL_DIR"
 	command -v vmstat >/dev/null 2>&1 || vl_die "vmstat (procps) is missing: the sampler needs it"
 	# mawk reads a pipe in blocks unless told to read it line by line.
-	VL_AWK=awk
+	VL_AWK='awk'
 	awk -W version 2>&1 | grep -q mawk && VL_AWK='awk -W interactive'
 	VL_NODES='' VL_CPU_NODE=''
 	for d in /sys/devices/system/node/node[0-9]*; do
@@ -342,6 +352,31 @@ function vm_sample(s, t,    f, nf, ram, j, total, rs, cpus, vn, al, common, loc,
 	vwhole = (common != "-" && on >= whole)
 	return total
 }
+# A "daemon" line for the process whose pid is in the file `watch`, if any: its state, CPU
+# seconds, wait channel and the top of its kernel stack (what it is blocked in).
+function daemon_sample(t,    pid, st, x, wch, stack, l, k, fn) {
+	if (watch == "")
+		return
+	pid = readline(watch)
+	if (pid !~ /^[0-9]+$/)
+		return
+	st = readline("/proc/" pid "/stat")
+	if (st == "")
+		return
+	sub(/.*\) /, "", st)
+	split(st, x, " ")
+	wch = readline("/proc/" pid "/wchan")
+	stack = ""
+	k = 0
+	while (k < 4 && (getline l < ("/proc/" pid "/stack")) > 0) {
+		fn = l
+		sub(/^\[<[0-9a-f]+>\] /, "", fn)
+		sub(/\+.*/, "", fn)
+		stack = stack (k++ ? "<" : "") fn
+	}
+	close("/proc/" pid "/stack")
+	printf "daemon t=%.1f pid=%s state=%s cpu_s=%.2f wchan=%s stack=%s\n", t, pid, x[1], (x[12] + x[13]) / 100, wch == "" ? "-" : wch, stack == "" ? "-" : stack
+}
 function sample(    t, a, v, hw, hsum, allwhole, r, vm, l, fr, minpct, j, mf, free, tot, hl) {
 	split(readline("/proc/uptime"), a, " ")
 	t = a[1] - t0
@@ -376,6 +411,7 @@ function sample(    t, a, v, hw, hsum, allwhole, r, vm, l, fr, minpct, j, mf, fr
 		if (tot > 0 && 100 * free / tot < minpct)
 			minpct = 100 * free / tot
 	}
+	daemon_sample(t)
 	hl = hw > 0 ? hsum / hw : 0
 	printf "host t=%.1f locality=%.3f ram_mib=%.1f migrated=%d numa_migrated=%d hint_faults=%d free=%s min_free_pct=%.1f whole=%d cpus=%s\n", t, hl, hw, vm["pgmigrate_success"], vm["numa_pages_migrated"], vm["numa_hint_faults"], fr, minpct, allwhole, ncpus
 	fflush()
@@ -409,12 +445,12 @@ BEGIN {
 }
 /^ *[0-9]/ { sample() }'
 
-# vl_sample_awk [STATUS]: the sampler's awk with its variables, reading stdin.
+# vl_sample_awk [STATUS [WATCH]]: the sampler's awk with its variables, reading stdin.
 vl_sample_awk() {
 	# shellcheck disable=SC2086 # VL_AWK is a command with its options
 	$VL_AWK -v vms="$VL_SPEC" -v cpunode="$VL_CPU_NODE" -v nodes="$VL_NODES" -v t0="$VL_T0" \
 		-v frac=$VL_RAM_MAP_FRACTION -v whole=$VL_WHOLE_FRACTION -v status="${1:-}" \
-		"$VL_SAMPLE_AWK"
+		-v watch="${2:-}" "$VL_SAMPLE_AWK"
 }
 
 # One sample of every VM of VL_SPEC (vl_vms_wait) and of the host, on stdout.
@@ -423,17 +459,20 @@ vl_sample() {
 }
 
 # Append a sample to FILE now and every VL_SAMPLE_S seconds after, in the background, and keep
-# FILE.status current.  vmstat's lines are the clock (its first comes at once): stopping
+# FILE.status current; a pid written into FILE.watch (VL_WATCH; vl_vnumad_start and
+# vl_numad_start do) adds a "daemon" line to every sample.  vmstat's lines are the clock (its first comes at once): stopping
 # vmstat closes the pipe and the awk ends at its end.  Both run at nice -10 so that the busy
 # vCPU threads do not delay the samples.
 vl_sampler_start() {
 	echo "never 0" >"$1.status"
 	rm -f "$1.clock"
+	VL_WATCH=$1.watch
+	: >"$VL_WATCH"
 	{
 		vmstat -n "$VL_SAMPLE_S" &
 		echo $! >"$1.clock"
 		wait
-	} | vl_sample_awk "$1.status" >>"$1" &
+	} | vl_sample_awk "$1.status" "$VL_WATCH" >>"$1" &
 	VL_SAMPLER=$! VL_SAMPLER_CLOCK=''
 	while [ -z "$VL_SAMPLER_CLOCK" ]; do
 		read -r VL_SAMPLER_CLOCK 2>/dev/null <"$1.clock" || sleep 0.1
@@ -445,7 +484,7 @@ vl_sampler_stop() {
 	[ -n "$VL_SAMPLER" ] || return 0
 	kill -TERM "$VL_SAMPLER_CLOCK" 2>/dev/null
 	wait "$VL_SAMPLER" 2>/dev/null
-	VL_SAMPLER=''
+	VL_SAMPLER='' VL_WATCH=''
 }
 
 # Read FILE.status into VL_WHOLE_SINCE ("never" or a time) and VL_WHOLE_N (samples).
@@ -472,6 +511,39 @@ vl_whole_since() {
 			since = substr($2, 3)
 	}
 	END { print (n ? since : "never"), n + 0 }' "$1"
+}
+
+# What the watched daemon was doing over the samples of FILE: how many samples, its CPU
+# seconds, and per state and wait channel how many samples found it there (and the kernel
+# stack it was most often blocked in).
+vl_daemon_summary() {
+	awk '
+	$1 == "daemon" {
+		n++
+		for (i = 2; i <= NF; i++) {
+			p = index($i, "=")
+			f[substr($i, 1, p - 1)] = substr($i, p + 1)
+		}
+		w[f["state"] " " f["wchan"]]++
+		if (f["state"] == "D")
+			st[f["stack"]]++
+		cpu = f["cpu_s"]
+	}
+	END {
+		if (n == 0)
+			exit
+		printf "daemon in %d samples, %s s of CPU; state and wait channel:", n, cpu
+		for (k in w)
+			printf " [%s: %d]", k, w[k]
+		print ""
+		for (k in st)
+			if (st[k] > best) {
+				best = st[k]
+				bs = k
+			}
+		if (best > 0)
+			printf "blocked (state D) in %d samples, most often in %s\n", best, bs
+	}' "$1"
 }
 
 # The last sample of FILE as a table: per VM its RAM per node, vCPU nodes, allowed nodes, node,
@@ -614,6 +686,7 @@ vl_vnumad_start() {
 		--state /run/vmlib-vnumad/state.json -f "$VL_VNUMAD_DIR/vnumad.conf" \
 		>"$VL_VNUMAD_DIR/vnumad.log" 2>&1 &
 	VL_VNUMAD_PID=$!
+	[ -z "$VL_WATCH" ] || echo "$VL_VNUMAD_PID" >"$VL_WATCH"
 	vl_cs
 	t_start=$VL_CS
 	until [ -S "$VL_SOCK" ]; do
@@ -644,17 +717,22 @@ vl_ctl() {
 		}
 }
 
-# vl_ctl_retry S ARG...: vl_ctl until it succeeds or S seconds have passed.
+# vl_ctl_retry S ARG...: vl_ctl until it succeeds or S seconds have passed; the output is the
+# last attempt's.
 vl_ctl_retry() {
-	limit=$1
+	vl_try_s=$1
 	shift
 	vl_cs
-	t_try=$VL_CS
-	until vl_ctl "$@"; do
+	vl_try_t0=$VL_CS
+	until vl_ctl "$@" >"$VL_VNUMAD_DIR/ctl-try.out" 2>&1; do
 		vl_cs
-		[ $((VL_CS - t_try)) -lt $((limit * 100)) ] || return 1
+		if [ $((VL_CS - vl_try_t0)) -ge $((vl_try_s * 100)) ]; then
+			cat "$VL_VNUMAD_DIR/ctl-try.out"
+			return 1
+		fi
 		sleep 1
 	done
+	cat "$VL_VNUMAD_DIR/ctl-try.out"
 }
 
 # A number from vnumactl's JSON output on stdin: the first "KEY":N.
@@ -663,13 +741,17 @@ vl_json_num() {
 }
 
 # vl_vnumad_dump [brief]: save what vnumactl says into the vnumad directory (ctl-*.json):
-# stats (retried for up to VL_DAEMON_WAIT_S) and list; unless brief, also status, nodeinfo,
-# events, and vminfo and stats of every VM; and the state file.
+# stats (retried for up to VL_DAEMON_WAIT_S; when it never answers, nothing else is asked
+# and the status is 1) and list; unless brief, also status, nodeinfo, events, and vminfo and
+# stats of every VM; and the state file.
 vl_vnumad_dump() {
 	d=$VL_VNUMAD_DIR
-	vl_ctl_retry "$VL_DAEMON_WAIT_S" stats >"$d/ctl-stats.json" 2>&1
-	vl_ctl list >"$d/ctl-list.json" 2>&1
 	cp /run/vmlib-vnumad/state.json "$d/" 2>/dev/null
+	if ! vl_ctl_retry "$VL_DAEMON_WAIT_S" stats >"$d/ctl-stats.json" 2>&1; then
+		vl_say "vnumad does not answer; the rest of vnumactl's output is skipped"
+		return 1
+	fi
+	vl_ctl list >"$d/ctl-list.json" 2>&1
 	[ "${1:-}" != brief ] || return 0
 	for c in status nodeinfo; do vl_ctl "$c" >"$d/ctl-$c.json" 2>&1; done
 	vl_ctl events --limit 1000 >"$d/ctl-events.json" 2>&1
@@ -679,11 +761,24 @@ vl_vnumad_dump() {
 	done
 }
 
-# SIGTERM to vnumad; its exit status in VL_VNUMAD_RC (0 expected).
+# SIGTERM to vnumad; its exit status in VL_VNUMAD_RC (0 expected).  A vnumad still there
+# VL_DAEMON_WAIT_S later (blocked in a system call, say) is killed: status 137, and said.
 vl_vnumad_stop() {
 	VL_VNUMAD_RC=0
 	[ -n "$VL_VNUMAD_PID" ] || return 0
 	kill -TERM "$VL_VNUMAD_PID" 2>/dev/null
+	vl_cs
+	vl_stop_t0=$VL_CS
+	while kill -0 "$VL_VNUMAD_PID" 2>/dev/null; do
+		vl_cs
+		if [ $((VL_CS - vl_stop_t0)) -gt $((VL_DAEMON_WAIT_S * 100)) ]; then
+			vl_say "vnumad has not stopped $VL_DAEMON_WAIT_S s after SIGTERM: SIGKILL" \
+				"(in $(cat "/proc/$VL_VNUMAD_PID/wchan" 2>/dev/null))"
+			kill -KILL "$VL_VNUMAD_PID" 2>/dev/null
+			break
+		fi
+		sleep 1
+	done
 	wait "$VL_VNUMAD_PID"
 	VL_VNUMAD_RC=$?
 	VL_VNUMAD_PID=''
@@ -731,6 +826,7 @@ vl_numad_start() {
 		VL_NUMAD_PID=''
 		return 1
 	fi
+	[ -z "$VL_WATCH" ] || echo "$VL_NUMAD_PID" >"$VL_WATCH"
 	vl_say "numad running (pid $VL_NUMAD_PID): numad -v $*"
 }
 
