@@ -82,6 +82,12 @@ linux_pages_where(pid_t pid, void *const *addrs, size_t n, int *nodes_out)
 
 struct act_slot {
 	bool used;
+	/*
+	 * A huge page was seen moving whole (a tail said EBUSY and then sat on the target): the
+	 * range is THP-backed, and calls are cut only on huge-page boundaries, so that a huge
+	 * page is moved, charged and counted in one call.
+	 */
+	bool huge_seen;
 	struct linux_migrate_req req;
 	struct linux_migrate_status st;
 };
@@ -121,6 +127,15 @@ struct linux_migrator {
 	void **mpages, **rpages;
 	int *status, *mnodes, *mstatus, *ridx;
 };
+
+/* Whether a call or a batch of slot s may end before the page at addr. */
+static bool
+act_cut_ok(const struct linux_migrator *m, const struct act_slot *s, const void *addr)
+{
+	if ((uintptr_t)addr % ACT_HUGE_BYTES == 0)
+		return true;
+	return !s->huge_seen && (uint64_t)m->move_limit * m->page_bytes < ACT_HUGE_BYTES;
+}
 
 static double
 act_mono_sys(void *ctx)
@@ -522,12 +537,10 @@ act_batch_select(struct linux_migrator *m, int id, int n, int queued, int *cut, 
 		} else {
 			/*
 			 * The limit cuts on huge-page boundaries, so a huge page moves in one
-			 * call, unless it is under one huge page's worth (pages are slow here):
-			 * then a huge page cut in two counts its second part as already there.
+			 * call, unless it is under one huge page's worth (pages are slow here)
+			 * and no huge page was seen in this range.
 			 */
-			if (k >= m->move_limit &&
-			    ((uint64_t)m->move_limit * m->page_bytes < ACT_HUGE_BYTES ||
-			     (uintptr_t)m->pages[i] % ACT_HUGE_BYTES == 0)) {
+			if (k >= m->move_limit && act_cut_ok(m, s, m->pages[i])) {
 				*full = true;
 				break;
 			}
@@ -574,9 +587,10 @@ act_batch_recheck(struct linux_migrator *m, int id, int k, bool all)
 		i = all ? j : m->ridx[j];
 		if (m->mstatus[i] != -EBUSY && m->mstatus[i] < 0)
 			continue; /* a definite per-page error stands */
-		if (m->status[j] == s->req.to_node)
+		if (m->status[j] == s->req.to_node) {
+			s->huge_seen |= m->mstatus[i] == -EBUSY;
 			m->mstatus[i] = s->req.to_node;
-		else
+		} else
 			m->mstatus[i] = -EBUSY;
 	}
 	return 0;
@@ -645,7 +659,7 @@ act_batch_unprotect(struct linux_migrator *m, int id, int n)
 		return n;
 	for (i = 0; i < n; i++)
 		if (m->status[i] == -ENOENT || m->status[i] == -EFAULT) {
-			if (k == m->move_limit && k > 0) {
+			if (k >= m->move_limit && k > 0 && act_cut_ok(m, s, m->pages[i])) {
 				n = i; /* the rest of the batch waits for the next one */
 				break;
 			}

@@ -372,6 +372,8 @@ fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages, const i
 {
 	struct fake_kernel *k = ctx;
 
+	int64_t moved_hp = -1; /* the huge page isolated last in this call */
+
 	(void)flags;
 	k->calls++;
 	if (nodes != NULL) {
@@ -393,6 +395,10 @@ fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages, const i
 			status[i] = -EFAULT;
 		} else if (k->prot[p]) {
 			status[i] = k->thp ? -EFAULT : -ENOENT; /* as 6.1 says */
+		} else if (nodes != NULL && k->thp && (int64_t)(p / 512) == moved_hp) {
+			/* a tail of a huge page already isolated in this call: EBUSY, as 6.1 says
+			 */
+			status[i] = -EBUSY;
 		} else if (nodes == NULL || k->node[p] == nodes[i] || k->node[p] < 0) {
 			status[i] = k->node[p];
 		} else if (k->busy_left[p] > 0) {
@@ -401,21 +407,10 @@ fake_move_pages(void *ctx, pid_t pid, unsigned long count, void **pages, const i
 		} else if (nodes[i] == 1 && k->node1_free == 0) {
 			status[i] = -ENOMEM;
 		} else if (k->thp) {
-			/* a tail of a huge page already isolated in this call: EBUSY, as 6.1 says
-			 */
-			bool moved_here = false;
-
-			for (unsigned long j = 0; j < i; j++)
-				moved_here |=
-				    ((uint64_t)(uintptr_t)pages[j] - FAKE_BASE) / PAGE / 512 ==
-				    p / 512;
-			if (moved_here) {
-				status[i] = -EBUSY;
-				continue;
-			}
 			for (uint64_t q = p / 512 * 512; q < p / 512 * 512 + 512; q++)
 				k->node[q] = nodes[i];
 			status[i] = nodes[i];
+			moved_hp = (int64_t)(p / 512);
 		} else {
 			k->node1_free -= nodes[i] == 1;
 			k->node[p] = nodes[i];
@@ -649,6 +644,36 @@ test_fake_slow_pages_small_calls(void **state)
 	free(k);
 }
 
+/*
+ * Slow huge pages: once a huge page is seen moving whole, calls end only on huge-page
+ * boundaries, so every huge page is charged and counted moved in full (never "already there").
+ */
+static void
+test_fake_slow_huge_pages_whole(void **state)
+{
+	struct fake_kernel *k = fake_new();
+	struct linux_migrator *m = fake_migrator(k, 1024);
+	struct linux_migrate_status st;
+	int id, ticks = 0;
+
+	(void)state;
+	k->thp = true;
+	k->page_cost_s = 0.002;
+	linux_migrator_set_tick_wall(m, 0.05);
+	linux_migrator_set_wall_clock(m, fake_wall, k);
+	id = fake_add(m, 0, 8 * 512, 1, 0);
+	for (double t = 0; linux_migrator_busy(m) && ticks < 1000; t += 0.05, ticks++)
+		linux_migrator_tick(m, t);
+	assert_int_equal(linux_migrator_status(m, id, &st), 0);
+	assert_int_equal(st.state, LINUX_MIGRATE_DONE);
+	assert_int_equal(st.counts.pages_moved, 8 * 512);
+	assert_int_equal(st.counts.bytes_moved, 8 * 512 * PAGE);
+	assert_int_equal(st.counts.pages_already, 0);
+	assert_int_equal(k->max_move_call, 512);
+	linux_migrator_free(m);
+	free(k);
+}
+
 /* Ticks cut short by the wall-clock limit take requests in turn: none starves. */
 static void
 test_fake_slow_pages_round_robin(void **state)
@@ -823,6 +848,7 @@ main(void)
 	    cmocka_unit_test(test_fake_protected_pages),
 	    cmocka_unit_test(test_fake_slow_pages_small_calls),
 	    cmocka_unit_test(test_fake_slow_pages_round_robin),
+	    cmocka_unit_test(test_fake_slow_huge_pages_whole),
 	    cmocka_unit_test(test_fake_ebusy_retry),
 	    cmocka_unit_test(test_fake_enomem_node_full),
 	    cmocka_unit_test(test_fake_esrch_and_max_bytes),
