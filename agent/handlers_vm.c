@@ -166,11 +166,11 @@ hv_attr_current(const struct vm_policy *p, const char *key, char *buf, size_t le
 }
 
 /*
- * The new policy: the VM's current one with the attributes given in args, checked by the
- * same parser as the XML in domain metadata (so the messages are the same).
+ * The new policy: base with the attributes given in args, checked by the same parser as the
+ * XML in domain metadata (so the messages are the same).
  */
 static enum proto_status
-hv_policy_merge(const struct snap_vm *vm, struct json_object *args, struct vm_policy *out,
+hv_policy_merge(const struct vm_policy *base, struct json_object *args, struct vm_policy *out,
                 bool *changed, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"mode", "nodes",    "placement", "migrate",
@@ -182,7 +182,7 @@ hv_policy_merge(const struct snap_vm *vm, struct json_object *args, struct vm_po
 	*changed = false;
 	util_buf_printf(&buf, "<vnuma:policy xmlns:vnuma='%s'", VM_POLICY_NS);
 	for (int i = 0; keys[i]; i++) {
-		const char *val = hv_attr_current(&vm->policy, keys[i], cur, sizeof(cur));
+		const char *val = hv_attr_current(base, keys[i], cur, sizeof(cur));
 		struct json_object *j;
 
 		if (json_object_object_get_ex(args, keys[i], &j)) {
@@ -257,6 +257,23 @@ hv_policy_store(struct daemon *d, const struct snap_vm *vm, const char *xml, boo
 	return PROTO_OK;
 }
 
+/*
+ * What a change is merged onto: the policy stored in the definition it changes (libvirt: the
+ * live metadata, or the persistent one for --config), else the policy in force.
+ */
+static void
+hv_policy_base(struct daemon *d, const struct snap_vm *vm, bool config, struct vm_policy *base)
+{
+	char *xml = NULL, err[256];
+
+	*base = vm->policy;
+	if (d->host->ops->policy_fetch == NULL ||
+	    d->host->ops->policy_fetch(d->host, vm->id, config, &xml) < 0 || xml == NULL ||
+	    vm_policy_parse_xml(xml, strlen(xml), base, err, sizeof(err)) < 0)
+		*base = vm->policy;
+	free(xml);
+}
+
 enum proto_status
 h_policy(HANDLER_ARGS)
 {
@@ -264,14 +281,14 @@ h_policy(HANDLER_ARGS)
 	enum proto_status st;
 	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
 	const char *scope = "live";
-	struct vm_policy pol;
+	struct vm_policy pol, base;
 	struct dvm *v;
 	bool changed, stored;
 	char *xml;
 
 	if (vm == NULL)
 		return st;
-	st = hv_policy_merge(vm, args, &pol, &changed, err, errlen);
+	st = hv_policy_merge(&vm->policy, args, &pol, &changed, err, errlen);
 	if (st != PROTO_OK)
 		return st;
 	if (!changed)
@@ -288,6 +305,10 @@ h_policy(HANDLER_ARGS)
 		snprintf(err, errlen, "scope: \"%s\" is not live, config or current", scope);
 		return PROTO_BAD_REQUEST;
 	}
+	/* --config starts from the persistent definition, --live from the live one (as virsh) */
+	hv_policy_base(d, vm, strcmp(scope, "config") == 0, &base);
+	if ((st = hv_policy_merge(&base, args, &pol, &changed, err, errlen)) != PROTO_OK)
+		return st;
 	xml = vm_policy_format_xml(&pol);
 	st = hv_policy_store(d, vm, xml, strcmp(scope, "config") != 0, strcmp(scope, "config") == 0,
 	                     &stored, err, errlen);

@@ -47,6 +47,12 @@ struct host_ops {
 	 */
 	int (*policy_persist)(struct host *h, int vm_id, const char *policy_xml, bool live,
 	                      bool config);
+	/*
+	 * Read back the policy stored with a VM (libvirt: the element in the metadata of its live
+	 * definition, or with config its persistent one): *xml malloc'd, NULL when none is stored.
+	 * What `vnumactl policy --live/--config` merges its changes onto.  NULL op: none stored.
+	 */
+	int (*policy_fetch)(struct host *h, int vm_id, bool config, char **xml);
 	/* What the host can measure and do, in one line for `vnumactl status`; NULL: nothing. */
 	const char *(*describe)(struct host *h);
 	/*

@@ -12,6 +12,10 @@
  * vCPU belongs on the node of the set that holds most of its faults (its memory), when that
  * node holds ENGINE_VCPU_GAIN_MARGIN times more of them than where it runs.  Dwell times per
  * VM and per vCPU, and per-round caps, damp it all.
+ *
+ * A VM's policy nodes come first: a vCPU outside them goes home at once, whatever the load,
+ * dwell times or flip partners say; an idle vCPU at home whose affinity still reaches other
+ * nodes is pinned home (engine_settle_vcpu).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,11 @@
 
 /* Flip partner ranking: any partner that gains ranks before any that is merely smaller. */
 #define ENGINE_FLIP_GAIN_FIRST (1 << 20)
+/*
+ * Share of a CPU below which a vCPU counts as idle for engine_settle_vcpu: 0.05 (the
+ * engine's "runnable" threshold); an idle vCPU's last CPU says little about where it runs next.
+ */
+#define ENGINE_SETTLE_IDLE_USE 0.05
 
 struct eng_slot {
 	struct eng_vm *ev;
@@ -95,12 +104,25 @@ engine_vcpu_want(const struct eng_vm *ev, const struct snap_vm *vm, int v)
 	return f[c] >= ENGINE_VCPU_GAIN_MARGIN * f[cur] ? c : ENGINE_NO_NODE;
 }
 
+/* May vnumad place vCPU v on node `to` at all (dwell times aside)? */
+static bool
+engine_vcpu_may_go(const struct eng_vm *ev, const struct snap_vm *vm, int to)
+{
+	return ev != NULL && ev->placed && engine_vm_acts(vm) &&
+	       nodemask_test(vm->policy.nodes, to);
+}
+
 static bool
 engine_vcpu_may_move(const struct eng_vm *ev, const struct snap_vm *vm, int v, int to, double now_s)
 {
-	return ev != NULL && ev->placed && engine_vm_acts(vm) &&
-	       nodemask_test(vm->policy.nodes, to) &&
-	       now_s - ev->vcpu_moved_s[v] >= ENGINE_VCPU_DWELL_S;
+	return engine_vcpu_may_go(ev, vm, to) && now_s - ev->vcpu_moved_s[v] >= ENGINE_VCPU_DWELL_S;
+}
+
+/* May vCPU v run on a node its policy's nodes leave out, as its affinity stands? */
+static bool
+engine_vcpu_may_stray(const struct snap_vm *vm, int v, int nr_nodes)
+{
+	return (vm->vcpus[v].allowed_nodes & nodemask_all_of(nr_nodes) & ~vm->policy.nodes) != 0;
 }
 
 /*
@@ -169,6 +191,17 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 	struct eng_slot *p;
 	char text[256];
 
+	if (!nodemask_test(vm->policy.nodes, from)) {
+		/* Outside its policy's nodes: the policy wins over load, dwell and flips. */
+		if (!engine_vcpu_may_go(ev, vm, to))
+			return 0;
+		snprintf(text, sizeof(text), "%s vCPU %d to node %d (its policy's nodes)", vm->name,
+		         v, to);
+		engine_move_vcpu(e, ev, vm, v, to, snap->now_s, plan, text);
+		w->count[to]++;
+		w->count[from]--;
+		return 1;
+	}
 	if (!engine_vcpu_may_move(ev, vm, v, to, snap->now_s))
 		return 0;
 	if (w->count[to] < snap->nodes[to].nr_cpus) {
@@ -189,6 +222,29 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 	plan_reason_set(&pin[1].why, "flip", 1.0, "%s", text);
 	engine_note_move(e, ev, v, from, to, snap->now_s);
 	engine_note_move(e, p->ev, p->v, to, from, snap->now_s);
+	return 1;
+}
+
+/*
+ * A vCPU counted on its home node `to` whose affinity reaches nodes its policy leaves out
+ * (never pinned, or pinned before the policy changed) is pinned there when it hardly ran since
+ * the last snapshot: the CPU it last ran on is old news, and where it wakes up is up to its
+ * affinity.  (A vCPU that runs is seen where it runs, and compression brings it back at once
+ * if it strays outside its policy's nodes.)  Returns 1 if a pin was planned.
+ */
+static int
+engine_settle_vcpu(struct eng_vm *ev, const struct snap_vm *vm, int v, int to,
+                   const struct snapshot *snap, struct plan *plan)
+{
+	char text[256];
+
+	if (!engine_vcpu_may_go(ev, vm, to) || !engine_vcpu_may_stray(vm, v, snap->nr_nodes) ||
+	    vm->vcpus[v].allowed_nodes == nodemask_of(to) ||
+	    vm->vcpus[v].cpu_use >= ENGINE_SETTLE_IDLE_USE)
+		return 0;
+	snprintf(text, sizeof(text), "%s vCPU %d kept on node %d (its policy's nodes)", vm->name, v,
+	         to);
+	engine_emit_pin(ev, vm, v, nodemask_of(to), snap->now_s, plan, "compress", 1.0, text);
 	return 1;
 }
 
@@ -296,6 +352,8 @@ engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan
 			if (to >= 0 && to != o[i].ev->vcpu_node[v])
 				done += engine_compress_vcpu(e, &w, o[i].ev, o[i].vm, v, to, snap,
 				                             plan);
+			else if (to >= 0)
+				done += engine_settle_vcpu(o[i].ev, o[i].vm, v, to, snap, plan);
 		}
 	engine_where_free(&w);
 	free(o);

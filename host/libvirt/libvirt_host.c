@@ -13,7 +13,8 @@
  * - vCPU pins through libvirt (virDomainPinVcpuFlags), never sched_setaffinity behind
  *   libvirt's back (it rewrites its cgroups' cpusets), with the emulator threads pinned to
  *   the union of the vCPUs' nodes after each round that re-pinned any of its vCPUs;
- * - `vnumactl policy --live/--config` stored in the domain's metadata.
+ * - `vnumactl policy --live/--config` stored in the domain's metadata, and read back from
+ *   the definition it changes (the live one, or the persistent one for --config).
  * QEMU processes that are not domains are handled as by the Linux host.
  *
  * The domain cache is refreshed from libvirt's events (started, stopped, metadata changed)
@@ -442,6 +443,19 @@ lvh_persist(struct host *h, int vm_id, const char *xml, bool live, bool config)
 	return ret;
 }
 
+static int
+lvh_fetch(struct host *h, int vm_id, bool config, char **xml)
+{
+	struct libvirt_host *lh = lvh_of(h);
+	struct lvh_vm *vm = lvh_vm_find(lh, vm_id);
+
+	*xml = NULL;
+	if (vm == NULL)
+		return -EOPNOTSUPP; /* a QEMU libvirt does not manage */
+	return lv_conn_metadata_get(lh->conn, vm->name, config, xml, lh->last_error,
+	                            sizeof(lh->last_error));
+}
+
 /* ---- passed through to the Linux host -------------------------------------------------- */
 
 static double
@@ -547,6 +561,7 @@ static const struct host_ops libvirt_host_ops = {
     .commit = lvh_commit,
     .sampling_source = lvh_sampling_source,
     .policy_persist = lvh_persist,
+    .policy_fetch = lvh_fetch,
     .describe = lvh_describe,
     .wake_s = lvh_wake,
 };

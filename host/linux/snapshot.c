@@ -17,6 +17,7 @@
 struct vcpu_obs {
 	int tid;
 	int cpu;
+	bool cpu_allowed; /* cpu is in its affinity mask now */
 	uint64_t allowed_nodes;
 	uint64_t ticks, start_ticks;
 	struct linux_sched sched;
@@ -91,6 +92,7 @@ vcpu_read(const char *root, const struct linux_nodes *nodes, int pid, int tid, s
 	if ((ret = linux_task_status_read(root, pid, tid, &status)) < 0)
 		return ret;
 	obs->allowed_nodes = allowed_nodes(nodes, &status);
+	obs->cpu_allowed = cpu_in(status.cpus_allowed, status.nr_cpus_allowed, obs->cpu);
 	linux_task_status_free(&status);
 	*what = "sched";
 	return linux_sched_read(root, pid, tid, &obs->sched);
@@ -154,6 +156,23 @@ snap_nodes_fill(struct snapshot *snap, const struct linux_nodes *nodes)
 	}
 }
 
+/*
+ * The node a vCPU counts as on: the node of the CPU it last ran on, unless its affinity no
+ * longer allows that CPU; then the first node its affinity allows, where it runs next.  A
+ * halted or idle vCPU pinned elsewhere does not run again for a while, and the CPU it last ran
+ * on would keep showing the node it left (vnumad would judge it misplaced and pin it again).
+ */
+static int
+vcpu_node(const struct vcpu_obs *v, const struct snapshot *snap)
+{
+	uint64_t allowed = v->allowed_nodes & nodemask_all_of(snap->nr_nodes);
+	int node = v->cpu >= 0 && v->cpu < snap->nr_cpus ? snap->cpu_node[v->cpu] : 0;
+
+	if (v->cpu_allowed || allowed == 0 || nodemask_test(allowed, node))
+		return node;
+	return nodemask_first(allowed);
+}
+
 static void
 snap_vm_fill(struct snap_vm *sv, const struct vm_obs *o, const struct snapshot *snap,
              const struct linux_nodes *nodes)
@@ -177,7 +196,7 @@ snap_vm_fill(struct snap_vm *sv, const struct vm_obs *o, const struct snapshot *
 
 		sc->tid = v->tid;
 		sc->cpu = v->cpu;
-		sc->node = v->cpu >= 0 && v->cpu < snap->nr_cpus ? snap->cpu_node[v->cpu] : 0;
+		sc->node = vcpu_node(v, snap);
 		sc->allowed_nodes = v->allowed_nodes;
 		for (int f = 0; f < v->sched.nr_faults; f++) {
 			int idx = node_index(nodes, v->sched.faults[f].node);

@@ -19,7 +19,8 @@
  * - nodes from sysfs (ids, online CPUs, MemTotal/MemFree, distances);
  * - one VM per QEMU process with at least one vCPU thread (discover.h), id = pid, default
  *   policy, mem_mib from -m or numa_maps, resident_mib per node from its guest RAM mappings;
- * - per vCPU: tid, cpu = stat's processor, node = that CPU's node, faults_private/shared =
+ * - per vCPU: tid, cpu = stat's processor, node = that CPU's node (or, when the thread's
+ *   affinity no longer allows that CPU, the first node it allows), faults_private/shared =
  *   sched's task_private/task_shared per node;
  * - allowed_nodes: the nodes that have CPUs, all of which are in the thread's
  *   Cpus_allowed_list.  If none qualifies (a mask cutting through every node), the nodes with

@@ -8,7 +8,13 @@
  *   is no domain is acted on the Linux way (here: refused, the tree is read-only);
  * - a custom test-driver file: guest cells from the domain XML, a broken metadata policy
  *   with its error, the administrator's <vcpupin> making the VM hands-off, a strict numatune
- *   nodeset as the nodes the VM may use.
+ *   nodeset as the nodes the VM may use;
+ * - `vnumactl policy --config` (h_policy) merges onto the persistent definition's policy and
+ *   `--live` onto the live one, whatever the other holds;
+ * - the original affinity put back at exit (daemon_restore) goes through libvirt too, so
+ *   libvirt's own view of the pins is right afterwards;
+ * - a halted vCPU pinned away from the CPU it last ran on counts as on the node it is pinned
+ *   to (where it runs next), so vnumad does not pin it there again and again.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +29,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <json-c/json.h>
+
+#include "agent/daemon.h"
+#include "agent/handlers.h"
+#include "agent/state.h"
 #include "host/host.h"
 #include "host/libvirt/lv_conn.h"
 #include "policy/vm_policy.h"
@@ -215,6 +226,173 @@ test_custom_file(void **state)
 	tree_remove(&t);
 }
 
+/* The policy stored in the live (config false) or persistent definition of vm_id. */
+static void
+stored_policy(struct host *h, int vm_id, bool config, struct vm_policy *p)
+{
+	char *xml = NULL, err[256];
+
+	assert_int_equal(h->ops->policy_fetch(h, vm_id, config, &xml), 0);
+	assert_non_null(xml);
+	if (vm_policy_parse_xml(xml, strlen(xml), p, err, sizeof(err)) < 0)
+		fail_msg("stored policy %s: %s", xml, err);
+	free(xml);
+}
+
+/* `vnumactl policy test --priority 20 [--config]` through the daemon's handler. */
+static void
+policy_set_priority(struct daemon *d, const char *scope)
+{
+	const struct control_peer peer = {.may_write = true};
+	struct json_object *args = json_object_new_object(), *data = NULL;
+	char err[512] = "";
+
+	json_object_object_add(args, "vm", json_object_new_string("test"));
+	json_object_object_add(args, "priority", json_object_new_string("20"));
+	json_object_object_add(args, "scope", json_object_new_string(scope));
+	if (h_policy(d, NULL, &peer, args, &data, err, sizeof(err)) != PROTO_OK)
+		fail_msg("policy --priority 20 --%s: %s", scope, err);
+	json_object_put(data);
+	json_object_put(args);
+}
+
+static void
+test_policy_scopes(void **state)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct vm_policy p;
+	struct tree t;
+	int id;
+
+	(void)state;
+	tree_make(&t, "test");
+	d->host = host_open("test:///default", t.root);
+	d->backend = d->host->ops->name;
+	events_init(&d->events);
+	assert_int_equal(d->host->ops->snapshot(d->host, &d->snap), 0);
+	id = daemon_snap_vm(d, "test")->id;
+	assert_int_equal(d->host->ops->policy_persist(
+	                     d->host, id, POLICY("mode='advisory' priority='70'"), false, true),
+	                 0);
+	assert_int_equal(
+	    d->host->ops->policy_persist(d->host, id, POLICY("mode='manual'"), true, false), 0);
+	snapshot_free(d->snap);
+	assert_int_equal(d->host->ops->snapshot(d->host, &d->snap), 0);
+	assert_int_equal(daemon_snap_vm(d, "test")->policy.mode, VM_POLICY_MODE_MANUAL);
+
+	/* --config: the persistent mode stays advisory (not the live manual) */
+	policy_set_priority(d, "config");
+	stored_policy(d->host, id, true, &p);
+	assert_int_equal(p.mode, VM_POLICY_MODE_ADVISORY);
+	assert_int_equal(p.priority, 20);
+	stored_policy(d->host, id, false, &p);
+	assert_int_equal(p.mode, VM_POLICY_MODE_MANUAL);
+	assert_int_equal(p.priority, 50); /* the live one untouched (the default priority) */
+
+	/* --live after that: from the live definition, mode manual kept */
+	policy_set_priority(d, "live");
+	stored_policy(d->host, id, false, &p);
+	assert_int_equal(p.mode, VM_POLICY_MODE_MANUAL);
+	assert_int_equal(p.priority, 20);
+
+	snapshot_free(d->snap);
+	d->host->ops->close(d->host);
+	free(d);
+	tree_remove(&t);
+}
+
+/* libvirt's live pin of vCPU vcpu of "test", read on a connection of its own. */
+static void
+assert_libvirt_pin(int vcpu, int first, int last)
+{
+	struct lv_conn *other;
+	struct lv_domain dom;
+	char err[512];
+
+	assert_int_equal(lv_conn_open("test:///default", &other, err, sizeof(err)), 0);
+	memset(&dom, 0, sizeof(dom));
+	assert_int_equal(lv_conn_domain_get(other, "test", false, &dom, err, sizeof(err)), 0);
+	assert_true(vcpu < dom.max_vcpus);
+	assert_cpus(&dom.vcpupins[vcpu], first, last);
+	lv_domain_free(&dom);
+	lv_conn_close(other);
+}
+
+static void
+test_restore_through_libvirt(void **state)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	const struct snap_vm *vm;
+	struct tree t;
+
+	(void)state;
+	tree_make(&t, "test");
+	d->host = host_open("test:///default", t.root);
+	d->backend = d->host->ops->name;
+	events_init(&d->events);
+	d->state = state_new();
+	d->cfg.restore_on_exit = true;
+	snprintf(d->cfg.state_file, sizeof(d->cfg.state_file), "%s/state.json", t.dir);
+	assert_int_equal(d->host->ops->snapshot(d->host, &d->snap), 0);
+	assert_non_null(vm = daemon_snap_vm(d, "test"));
+	/* vCPU 0 (thread 5102, allowed on CPUs 0-3: both nodes) pinned to node 1 */
+	assert_int_equal(actions_pin(d, vm, 0, 1u << 1, "test", "to node 1"), 0);
+	assert_int_equal(d->state->nr, 1);
+	assert_libvirt_pin(0, 2, 3);
+	/* put back through libvirt: both nodes' CPUs */
+	assert_int_equal(daemon_restore(d), 1);
+	assert_libvirt_pin(0, 0, 3);
+	assert_int_equal(d->state->nr, 0);
+
+	snapshot_free(d->snap);
+	state_free(d->state);
+	d->host->ops->close(d->host);
+	free(d);
+	tree_remove(&t);
+}
+
+/* Rewrite the stat file of QEMU 5100's vCPU 1 (tid 5101, allowed CPUs 2-3): last ran on cpu. */
+static void
+tree_vcpu1_ran_on(const struct tree *t, int cpu)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/5100/task/5101/stat", t->root);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f,
+	        "5101 (CPU 1/KVM) S 1 4250 4250 0 -1 138412096 1234 0 0 0 98765 4321 0 0 20 0 4 0 "
+	        "123456 1234567890 262144 18446744073709551615 1 1 0 0 0 0 0 4096 1 0 0 -1 0 %d "
+	        "0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+	        cpu);
+	fclose(f);
+}
+
+static void
+test_vcpu_node_follows_pin(void **state)
+{
+	struct tree t;
+	struct host *h;
+	struct snapshot *snap;
+	const struct snap_vm *vm;
+
+	(void)state;
+	tree_make(&t, "test");
+	tree_vcpu1_ran_on(&t, 0); /* node 0, outside its affinity (node 1) */
+	h = host_open("test:///default", t.root);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_non_null(vm = vm_named(snap, "test"));
+	assert_int_equal(vm->vcpus[1].tid, 5101);
+	assert_int_equal(vm->vcpus[1].cpu, 0);
+	assert_int_equal(vm->vcpus[1].allowed_nodes, 1u << 1);
+	assert_int_equal(vm->vcpus[1].node, 1);
+	/* vCPU 0 (allowed 0-3, last on CPU 0) is where it ran */
+	assert_int_equal(vm->vcpus[0].node, 0);
+	snapshot_free(snap);
+	h->ops->close(h);
+	tree_remove(&t);
+}
+
 static void
 test_open_fails(void **state)
 {
@@ -232,11 +410,16 @@ test_open_fails(void **state)
 int
 main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_default_driver),
 	    cmocka_unit_test(test_custom_file),
+	    cmocka_unit_test(test_vcpu_node_follows_pin),
+	    cmocka_unit_test(test_policy_scopes),
+	    cmocka_unit_test(test_restore_through_libvirt),
 	    cmocka_unit_test(test_open_fails),
 	};
+	/* clang-format on */
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
