@@ -41,6 +41,7 @@ snapshot_new(int nr_nodes, int nr_cpus, int nr_vms, const int *vm_vcpus)
 			vm->vcpus[c].faults_private = f;
 			vm->vcpus[c].faults_shared = f + nr_nodes;
 			vm->vcpus[c].allowed_nodes = NODEMASK_ALL;
+			vm->vcpus[c].index = c;
 		}
 	}
 	return snap;

@@ -33,9 +33,10 @@ struct snap_node {
 };
 
 struct snap_vcpu {
-	int tid;  /* host thread id of the vCPU */
-	int cpu;  /* CPU it last ran on */
-	int node; /* node index of that CPU; the first node of its affinity if that excludes it */
+	int tid;   /* host thread id of the vCPU */
+	int index; /* the hypervisor's vCPU number (QEMU's "CPU n"); the position by default */
+	int cpu;   /* CPU it last ran on */
+	int node;  /* node index of that CPU; the first node of its affinity if that excludes it */
 	uint64_t allowed_nodes; /* nodes whose CPUs are all in its affinity mask */
 	double cpu_use;         /* CPUs used over the last sample period (0..1) */
 	/*

@@ -53,6 +53,7 @@ struct lvh_vm {
 	char name[64];
 	int nr_vcpus;
 	uint64_t *vcpu_nodes; /* node indexes each vCPU may run on */
+	int *vcpu_index;      /* per snapshot position: libvirt's vCPU number (QEMU's "CPU n") */
 	bool repinned;        /* a vCPU was pinned this round: pin the emulator in commit */
 };
 
@@ -222,8 +223,10 @@ lvh_sync(struct libvirt_host *lh, double now_s)
 static void
 lvh_vms_clear(struct libvirt_host *lh)
 {
-	for (size_t i = 0; i < lh->nr_vms; i++)
+	for (size_t i = 0; i < lh->nr_vms; i++) {
 		free(lh->vms[i].vcpu_nodes);
+		free(lh->vms[i].vcpu_index);
+	}
 	free(lh->vms);
 	lh->vms = NULL;
 	lh->nr_vms = 0;
@@ -290,8 +293,9 @@ lvh_vm_cells(struct snap_vm *vm, const struct lv_domain *dom)
 		vm->cells[c].mem_start_mib = dom->cells[c].start_mib;
 		vm->cells[c].mem_mib = dom->cells[c].memory_mib;
 		for (int i = 0; i < dom->cells[c].vcpus.nr; i++)
-			if (dom->cells[c].vcpus.ids[i] < vm->nr_vcpus)
-				vm->vcpu_cell[dom->cells[c].vcpus.ids[i]] = c;
+			for (int v = 0; v < vm->nr_vcpus; v++) /* cells name libvirt's numbers */
+				if (vm->vcpus[v].index == dom->cells[c].vcpus.ids[i])
+					vm->vcpu_cell[v] = c;
 	}
 }
 
@@ -319,8 +323,11 @@ lvh_vm_annotate(struct libvirt_host *lh, struct snap_vm *vm, const struct lvh_do
 	snprintf(rec->name, sizeof(rec->name), "%s", vm->name);
 	rec->nr_vcpus = vm->nr_vcpus;
 	rec->vcpu_nodes = xcalloc((size_t)vm->nr_vcpus + 1, sizeof(uint64_t));
-	for (int v = 0; v < vm->nr_vcpus; v++)
+	rec->vcpu_index = xcalloc((size_t)vm->nr_vcpus + 1, sizeof(int));
+	for (int v = 0; v < vm->nr_vcpus; v++) {
 		rec->vcpu_nodes[v] = vm->vcpus[v].allowed_nodes;
+		rec->vcpu_index[v] = vm->vcpus[v].index;
+	}
 }
 
 static int
@@ -389,8 +396,9 @@ lvh_pin(struct host *h, int vm_id, int vcpu, uint64_t nodes)
 	if (vcpu < 0 || vcpu >= vm->nr_vcpus)
 		return -ESRCH;
 	cpus = lvh_cpus_of(lh, nodes, &nr);
-	ret = nr > 0 ? lv_conn_pin_vcpu(lh->conn, vm->name, vcpu, cpus, nr, lh->last_error,
-	                                sizeof(lh->last_error))
+	/* position in the snapshot -> libvirt's vCPU number (they differ after a hot-unplug) */
+	ret = nr > 0 ? lv_conn_pin_vcpu(lh->conn, vm->name, vm->vcpu_index[vcpu], cpus, nr,
+	                                lh->last_error, sizeof(lh->last_error))
 	             : -EINVAL;
 	free(cpus);
 	if (ret == -ENOENT)

@@ -16,6 +16,7 @@
 /* One vCPU thread as read. */
 struct vcpu_obs {
 	int tid;
+	int index; /* n of "CPU n/KVM" */
 	int cpu;
 	bool cpu_allowed; /* cpu is in its affinity mask now */
 	uint64_t allowed_nodes;
@@ -121,6 +122,7 @@ vm_obs_read(const char *root, const struct linux_nodes *nodes, const struct linu
 		struct vcpu_obs *v = &o->vcpus[o->nr_vcpus];
 		int ret = vcpu_read(root, nodes, vm->pid, vm->vcpus[i].tid, v, &what);
 
+		v->index = vm->vcpus[i].index;
 		if (ret == 0) {
 			o->nr_vcpus++;
 			continue;
@@ -195,6 +197,7 @@ snap_vm_fill(struct snap_vm *sv, const struct vm_obs *o, const struct snapshot *
 		uint64_t *shared = (uint64_t *)sc->faults_shared;
 
 		sc->tid = v->tid;
+		sc->index = v->index;
 		sc->cpu = v->cpu;
 		sc->node = vcpu_node(v, snap);
 		sc->allowed_nodes = v->allowed_nodes;

@@ -14,7 +14,8 @@
  * - the original affinity put back at exit (daemon_restore) goes through libvirt too, so
  *   libvirt's own view of the pins is right afterwards;
  * - a halted vCPU pinned away from the CPU it last ran on counts as on the node it is pinned
- *   to (where it runs next), so vnumad does not pin it there again and again.
+ *   to (where it runs next), so vnumad does not pin it there again and again;
+ * - vCPU numbers with a gap (a vCPU unplugged): a pin reaches libvirt's vCPU of that number.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -351,6 +352,59 @@ test_restore_through_libvirt(void **state)
 	tree_remove(&t);
 }
 
+/* libvirt's vCPU 0 of "test" is not pinned: no <vcpupin>, or one to every CPU. */
+static void
+assert_vcpu0_unpinned(void)
+{
+	struct lv_conn *other;
+	struct lv_domain dom;
+	char err[512];
+
+	assert_int_equal(lv_conn_open("test:///default", &other, err, sizeof(err)), 0);
+	memset(&dom, 0, sizeof(dom));
+	assert_int_equal(lv_conn_domain_get(other, "test", false, &dom, err, sizeof(err)), 0);
+	assert_true(dom.vcpupins[0].nr == 0 || dom.vcpupins[0].nr == 4);
+	lv_domain_free(&dom);
+	lv_conn_close(other);
+}
+
+/*
+ * vCPU numbers with a gap (vCPU 0 unplugged: its thread is gone, only "CPU 1/KVM" is left):
+ * the VM's one vCPU sits at position 0 of the snapshot, and a pin of it reaches libvirt's
+ * vCPU 1, never vCPU 0.
+ */
+static void
+test_vcpu_numbers_with_gap(void **state)
+{
+	struct tree t;
+	struct host *h;
+	struct snapshot *snap;
+	const struct snap_vm *vm;
+	char path[256];
+	FILE *f;
+
+	(void)state;
+	tree_make(&t, "test");
+	snprintf(path, sizeof(path), "%s/proc/5100/task/5102/comm", t.root);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("IO worker\n", f); /* thread 5102 is no vCPU any more */
+	fclose(f);
+	h = host_open("test:///default", t.root);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_non_null(vm = vm_named(snap, "test"));
+	assert_int_equal(vm->nr_vcpus, 1);
+	assert_int_equal(vm->vcpus[0].tid, 5101);
+	assert_int_equal(vm->vcpus[0].index, 1);
+	assert_int_equal(h->ops->pin_vcpu(h, vm->id, 0, 1u << 0), 0);
+	assert_libvirt_pin(1, 0, 1); /* libvirt's vCPU 1: node 0's CPUs */
+	assert_vcpu0_unpinned();
+	assert_int_equal(h->ops->pin_vcpu(h, vm->id, 0, NODEMASK_ALL), 0);
+	assert_libvirt_pin(1, 0, 3);
+	snapshot_free(snap);
+	h->ops->close(h);
+	tree_remove(&t);
+}
+
 /* Rewrite the stat file of QEMU 5100's vCPU 1 (tid 5101, allowed CPUs 2-3): last ran on cpu. */
 static void
 tree_vcpu1_ran_on(const struct tree *t, int cpu)
@@ -417,6 +471,7 @@ main(void)
 	    cmocka_unit_test(test_vcpu_node_follows_pin),
 	    cmocka_unit_test(test_policy_scopes),
 	    cmocka_unit_test(test_restore_through_libvirt),
+	    cmocka_unit_test(test_vcpu_numbers_with_gap),
 	    cmocka_unit_test(test_open_fails),
 	};
 	/* clang-format on */
