@@ -56,6 +56,21 @@ lvt_fail() {
 	exit 1
 }
 
+# SIGTERM to vnumad (pid VPID): a failure unless it exits with status 0 within 15 s.
+lvt_vnumad_stop() {
+	kill -TERM "$VPID"
+	i=0
+	while kill -0 "$VPID" 2>/dev/null && [ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -0 "$VPID" 2>/dev/null && lvt_fail "vnumad did not stop within 15 s of SIGTERM"
+	wait "$VPID"
+	vrc=$?
+	VPID=''
+	[ $vrc -eq 0 ] || lvt_fail "vnumad exited with status $vrc after SIGTERM"
+}
+
 # What the tests need that is not installed, as a list of names; empty when all is there.
 lvt_missing() {
 	m=''

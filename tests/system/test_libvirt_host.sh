@@ -318,17 +318,7 @@ lvt_ok "vnumad keeps running: rounds $r1 -> $r2, a leave event for $A, no error 
 
 # ---- an orderly stop, a clean log -----------------------------------------------------------
 
-kill -TERM "$VPID"
-i=0
-while kill -0 "$VPID" 2>/dev/null && [ $i -lt 150 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-kill -0 "$VPID" 2>/dev/null && lvt_fail "vnumad did not stop within 15 s of SIGTERM"
-wait "$VPID"
-vrc=$?
-VPID=''
-[ $vrc -eq 0 ] || lvt_fail "vnumad exited with status $vrc after SIGTERM"
+lvt_vnumad_stop
 noise=$(grep -v '^vnumad: ' "$D/vnumad.err"; grep -Ei '^vnumad: (warning|error)|libvirt' \
 	"$D/vnumad.err" | grep -v '^vnumad: vnumad [0-9.]* running on the libvirt host')
 [ -z "$noise" ] || lvt_fail "vnumad's stderr has more than its own lines: $noise"

@@ -144,15 +144,20 @@ caps_save() {
 	cp "$c"/*.xml "$OUT/caps/" 2>/dev/null
 }
 
+# pins_want CPUS: what lvt_vcpupins says when each of the DOM_VCPUS vCPUs may run on CPUS.
+pins_want() {
+	pa='' i=0
+	while [ $i -lt "$DOM_VCPUS" ]; do
+		pa="$pa${pa:+ }$i:$1"
+		i=$((i + 1))
+	done
+	echo "$pa"
+}
+
 # pinned NAME NODE: every vCPU of NAME and its emulator threads on NODE's CPUs, as libvirt
 # says (virsh vcpupin, emulatorpin) and as vnumad says (vminfo: pinned, allowed NODE).
 pinned() {
-	c=$(lvt_node_cpus "$2")
-	want='' i=0
-	while [ $i -lt "$DOM_VCPUS" ]; do
-		want="$want${want:+ }$i:$c"
-		i=$((i + 1))
-	done
+	want=$(pins_want "$(lvt_node_cpus "$2")")
 	got=$(lvt_vcpupins "$1")
 	[ "$got" = "$want" ] || {
 		echo "virsh vcpupin $1: $got (want $want)"
@@ -414,17 +419,7 @@ kernel.numa_balancing=1" ram_on "$A" 1); then
 }
 
 guest_stop() {
-	kill -TERM "$VPID"
-	i=0
-	while kill -0 "$VPID" 2>/dev/null && [ $i -lt 150 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill -0 "$VPID" 2>/dev/null && lvt_fail "vnumad did not stop within 15 s of SIGTERM"
-	wait "$VPID"
-	vrc=$?
-	VPID=''
-	[ $vrc -eq 0 ] || lvt_fail "vnumad exited with status $vrc after SIGTERM"
+	lvt_vnumad_stop
 	noise=$(grep -v -e '^vnumad: vnumad [0-9.]* running on the libvirt host' \
 		-e '^vnumad: stopping$' -e '^vnumad: restored the original affinity of [0-9]* vCPUs$' \
 		"$OUT/vnumad.err")
@@ -437,12 +432,7 @@ guest_stop() {
 # no <vcpupin>), and libvirt knows it: vnumad put them back through libvirt, so virsh
 # vcpupin and the threads' own affinity agree.
 restored_check() {
-	all=$(cat /sys/devices/system/cpu/online)
-	want='' i=0
-	while [ $i -lt "$DOM_VCPUS" ]; do
-		want="$want${want:+ }$i:$all"
-		i=$((i + 1))
-	done
+	want=$(pins_want "$(cat /sys/devices/system/cpu/online)")
 	got=$(lvt_vcpupins "$A")
 	[ "$got" = "$want" ] ||
 		lvt_fail "after SIGTERM: virsh vcpupin $A: $got (want $want, the original affinity)"
@@ -557,23 +547,9 @@ fi
 
 # ---- On the host --------------------------------------------------------------------------
 
-: "${VNUMAD_BINDIR:?}"
-HARNESS=$SYS/numa-host.sh
-D=$(mktemp -d)
-
-cleanup() {
-	rc=$?
-	if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
-		rm -rf "$D"
-	else
-		echo "logs kept in $D (cmd.log: the checks; vnumad.err: vnumad's log; *.log: libvirt's" \
-			"QEMU logs; evidence-*.txt: vnumactl, virsh, numa_maps at each failure;" \
-			"console.log: the emulated host's console)"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+. "$SYS/hostlib.sh"
+sys_host_init " (cmd.log: the checks; vnumad.err: vnumad's log; *.log: libvirt's QEMU logs;" \
+	"evidence-*.txt: vnumactl, virsh, numa_maps at each failure; console.log: the console)"
 
 sh "$HARNESS" check || exit
 missing=$(lvt_missing)

@@ -145,21 +145,8 @@ fi
 # ---- On the host ------------------------------------------------------------------------
 
 SYS=${VNUMAD_SRCDIR:?}/tests/system
-: "${VNUMAD_BINDIR:?}"
-HARNESS=$SYS/numa-host.sh
-D=$(mktemp -d)
-
-cleanup() {
-	rc=$?
-	if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
-		rm -rf "$D"
-	else
-		echo "logs kept in $D (console.log: the guest's console; cmd.log: the checks)"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+. "$SYS/hostlib.sh"
+sys_host_init " (console.log: the guest's console; cmd.log: the checks)"
 
 sh "$HARNESS" check || exit
 

@@ -323,23 +323,10 @@ fi
 # ---- On the host --------------------------------------------------------------------------
 
 SYS=${VNUMAD_SRCDIR:?}/tests/system
-: "${VNUMAD_BINDIR:?}"
-HARNESS=$SYS/numa-host.sh
+. "$SYS/hostlib.sh"
+sys_host_init "/host (cmd.log: the guest's output; results/: samples, numad.log," \
+	"vnumad/: vnumad.log and what vnumactl said)"
 RESULTS=$VNUMAD_BINDIR/tests/system-results
-D=$(mktemp -d)
-
-cleanup() {
-	rc=$?
-	if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
-		rm -rf "$D"
-	else
-		echo "logs kept in $D/host (cmd.log: the guest's output; results/: samples, numad.log,"
-		echo "vnumad/: vnumad.log and what vnumactl said)"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
 sh "$HARNESS" check || exit
 t0=$(date +%s)

@@ -225,22 +225,9 @@ fi
 # ---- On the host --------------------------------------------------------------------------
 
 SYS=${VNUMAD_SRCDIR:?}/tests/system
-: "${VNUMAD_BINDIR:?}"
-HARNESS=$SYS/numa-host.sh
-D=$(mktemp -d)
-
-cleanup() {
-	rc=$?
-	if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then
-		rm -rf "$D"
-	else
-		echo "logs kept in $D (per boot: cmd.log, the guest's output; guest/vnumad/: vnumad.log"
-		echo "and what vnumactl said; guest/samples: the measurements; guest/vms/: vnuma-load output)"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+. "$SYS/hostlib.sh"
+sys_host_init " (per boot: cmd.log, the guest's output; guest/vnumad/: vnumad.log" \
+	"and what vnumactl said; guest/samples: the measurements; guest/vms/: vnuma-load output)"
 
 sh "$HARNESS" check || exit
 

@@ -302,21 +302,29 @@ test_policy_scopes(void **state)
 	tree_remove(&t);
 }
 
+/* Domain "test" of test:///default as a second connection reads it (libvirt's own view). */
+static void
+libvirt_test_dom(struct lv_domain *dom)
+{
+	struct lv_conn *other;
+	char err[512];
+
+	assert_int_equal(lv_conn_open("test:///default", &other, err, sizeof(err)), 0);
+	memset(dom, 0, sizeof(*dom));
+	assert_int_equal(lv_conn_domain_get(other, "test", false, dom, err, sizeof(err)), 0);
+	lv_conn_close(other);
+}
+
 /* libvirt's live pin of vCPU vcpu of "test", read on a connection of its own. */
 static void
 assert_libvirt_pin(int vcpu, int first, int last)
 {
-	struct lv_conn *other;
 	struct lv_domain dom;
-	char err[512];
 
-	assert_int_equal(lv_conn_open("test:///default", &other, err, sizeof(err)), 0);
-	memset(&dom, 0, sizeof(dom));
-	assert_int_equal(lv_conn_domain_get(other, "test", false, &dom, err, sizeof(err)), 0);
+	libvirt_test_dom(&dom);
 	assert_true(vcpu < dom.max_vcpus);
 	assert_cpus(&dom.vcpupins[vcpu], first, last);
 	lv_domain_free(&dom);
-	lv_conn_close(other);
 }
 
 static void
@@ -356,16 +364,11 @@ test_restore_through_libvirt(void **state)
 static void
 assert_vcpu0_unpinned(void)
 {
-	struct lv_conn *other;
 	struct lv_domain dom;
-	char err[512];
 
-	assert_int_equal(lv_conn_open("test:///default", &other, err, sizeof(err)), 0);
-	memset(&dom, 0, sizeof(dom));
-	assert_int_equal(lv_conn_domain_get(other, "test", false, &dom, err, sizeof(err)), 0);
+	libvirt_test_dom(&dom);
 	assert_true(dom.vcpupins[0].nr == 0 || dom.vcpupins[0].nr == 4);
 	lv_domain_free(&dom);
-	lv_conn_close(other);
 }
 
 /*
