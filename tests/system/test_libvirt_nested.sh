@@ -157,7 +157,8 @@ pins_want() {
 # pinned NAME NODE: every vCPU of NAME and its emulator threads on NODE's CPUs, as libvirt
 # says (virsh vcpupin, emulatorpin) and as vnumad says (vminfo: pinned, allowed NODE).
 pinned() {
-	want=$(pins_want "$(lvt_node_cpus "$2")")
+	c=$(lvt_node_cpus "$2")
+	want=$(pins_want "$c")
 	got=$(lvt_vcpupins "$1")
 	[ "$got" = "$want" ] || {
 		echo "virsh vcpupin $1: $got (want $want)"
@@ -432,7 +433,8 @@ guest_stop() {
 # no <vcpupin>), and libvirt knows it: vnumad put them back through libvirt, so virsh
 # vcpupin and the threads' own affinity agree.
 restored_check() {
-	want=$(pins_want "$(cat /sys/devices/system/cpu/online)")
+	all=$(cat /sys/devices/system/cpu/online)
+	want=$(pins_want "$all")
 	got=$(lvt_vcpupins "$A")
 	[ "$got" = "$want" ] ||
 		lvt_fail "after SIGTERM: virsh vcpupin $A: $got (want $want, the original affinity)"
