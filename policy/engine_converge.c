@@ -14,8 +14,8 @@
  * VM and per vCPU, and per-round caps, damp it all.
  *
  * A VM's policy nodes come first: a vCPU outside them goes home at once, whatever the load,
- * dwell times or flip partners say; an idle vCPU at home whose affinity still reaches other
- * nodes is pinned home (engine_settle_vcpu).
+ * dwell times or flip partners say.  A vCPU of a compact group that sits at home is held there
+ * by a pin to its home node (engine_hold_vcpu), so the host's scheduler cannot carry it off.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +24,6 @@
 
 /* Flip partner ranking: any partner that gains ranks before any that is merely smaller. */
 #define ENGINE_FLIP_GAIN_FIRST (1 << 20)
-/*
- * Share of a CPU below which a vCPU counts as idle for engine_settle_vcpu: 0.05 (the
- * engine's "runnable" threshold); an idle vCPU's last CPU says little about where it runs next.
- */
-#define ENGINE_SETTLE_IDLE_USE 0.05
 
 struct eng_slot {
 	struct eng_vm *ev;
@@ -118,13 +113,6 @@ engine_vcpu_may_move(const struct eng_vm *ev, const struct snap_vm *vm, int v, i
 	return engine_vcpu_may_go(ev, vm, to) && now_s - ev->vcpu_moved_s[v] >= ENGINE_VCPU_DWELL_S;
 }
 
-/* May vCPU v run on a node its policy's nodes leave out, as its affinity stands? */
-static bool
-engine_vcpu_may_stray(const struct snap_vm *vm, int v, int nr_nodes)
-{
-	return (vm->vcpus[v].allowed_nodes & nodemask_all_of(nr_nodes) & ~vm->policy.nodes) != 0;
-}
-
 /*
  * A partner on node `to` for vCPU v (group size gsize) to flip with: first a vCPU that wants
  * to go where v is, then one of the smallest strictly smaller group.  NULL if none.
@@ -167,6 +155,7 @@ engine_note_move(struct engine *e, struct eng_vm *ev, int v, int from, int to, d
 		engine_load_move(e, ev, v, from, to);
 	ev->vcpu_node[v] = to;
 	ev->vcpu_moved_s[v] = now_s;
+	ev->vcpu_pinned_s[v] = now_s;
 	ev->vcpu_moves[v]++;
 }
 
@@ -226,25 +215,26 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 }
 
 /*
- * A vCPU counted on its home node `to` whose affinity reaches nodes its policy leaves out
- * (never pinned, or pinned before the policy changed) is pinned there when it hardly ran since
- * the last snapshot: the CPU it last ran on is old news, and where it wakes up is up to its
- * affinity.  (A vCPU that runs is seen where it runs, and compression brings it back at once
- * if it strays outside its policy's nodes.)  Returns 1 if a pin was planned.
+ * Home-node hold (ESXi's home node, numad's cpuset): a vCPU of a compact group that sits on
+ * its home node `to` while its affinity still reaches other nodes (never pinned, or pinned
+ * before its group was re-homed or its policy changed) is pinned there.  Left floating, the
+ * host's scheduler would carry it off now and then (a wake-up on an idle CPU elsewhere, a
+ * load-balancing pull); each such visit costs remote accesses, shows as a locality dip, and
+ * with the kernel's NUMA balancing on lets the kernel pull the VM's memory toward the visit.
+ * The hold never changes where a vCPU runs, so node loads stay as they are; only compression
+ * (moves and flips) and spreading move vCPUs.  Returns 1 if a pin was planned.
  */
 static int
-engine_settle_vcpu(struct eng_vm *ev, const struct snap_vm *vm, int v, int to,
-                   const struct snapshot *snap, struct plan *plan)
+engine_hold_vcpu(struct eng_vm *ev, const struct snap_vm *vm, int v, int to,
+                 const struct snapshot *snap, struct plan *plan)
 {
 	char text[256];
 
-	if (!engine_vcpu_may_go(ev, vm, to) || !engine_vcpu_may_stray(vm, v, snap->nr_nodes) ||
-	    vm->vcpus[v].allowed_nodes == nodemask_of(to) ||
-	    vm->vcpus[v].cpu_use >= ENGINE_SETTLE_IDLE_USE)
+	if (ev->vcpu_pinned_s[v] == snap->now_s || !engine_vcpu_may_go(ev, vm, to) ||
+	    (vm->vcpus[v].allowed_nodes & nodemask_all_of(snap->nr_nodes) & ~nodemask_of(to)) == 0)
 		return 0;
-	snprintf(text, sizeof(text), "%s vCPU %d kept on node %d (its policy's nodes)", vm->name, v,
-	         to);
-	engine_emit_pin(ev, vm, v, nodemask_of(to), snap->now_s, plan, "compress", 1.0, text);
+	snprintf(text, sizeof(text), "%s vCPU %d held on its home node %d", vm->name, v, to);
+	engine_emit_pin(ev, vm, v, nodemask_of(to), snap->now_s, plan, "hold", 0, text);
 	return 1;
 }
 
@@ -353,7 +343,7 @@ engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan
 				done += engine_compress_vcpu(e, &w, o[i].ev, o[i].vm, v, to, snap,
 				                             plan);
 			else if (to >= 0)
-				done += engine_settle_vcpu(o[i].ev, o[i].vm, v, to, snap, plan);
+				engine_hold_vcpu(o[i].ev, o[i].vm, v, to, snap, plan); /* no move */
 		}
 	engine_where_free(&w);
 	free(o);

@@ -35,6 +35,7 @@ engine_vm_free(struct eng_vm *ev)
 	free(ev->vcpu_target);
 	free(ev->vcpu_node);
 	free(ev->vcpu_moved_s);
+	free(ev->vcpu_pinned_s);
 	free(ev->vcpu_moves);
 	free(ev);
 }
@@ -57,10 +58,12 @@ engine_vm_alloc(struct eng_vm *ev, const struct snap_vm *vm, int nr_nodes)
 	ev->vcpu_target = xcalloc(nv, sizeof(int));
 	ev->vcpu_node = xcalloc(nv, sizeof(int));
 	ev->vcpu_moved_s = xcalloc(nv, sizeof(double));
+	ev->vcpu_pinned_s = xcalloc(nv, sizeof(double));
 	ev->vcpu_moves = xcalloc(nv, sizeof(uint32_t));
 	for (size_t v = 0; v < nv; v++) {
 		ev->vcpu_target[v] = ENGINE_NO_NODE;
 		ev->vcpu_moved_s[v] = -1e9;
+		ev->vcpu_pinned_s[v] = -1e9;
 	}
 	ev->rehomed_s = -1e9;
 	ev->backoff_until_s = -1e9;

@@ -325,6 +325,7 @@ engine_emit_pin(struct eng_vm *ev, const struct snap_vm *vm, int v, uint64_t nod
 		return;
 	pin = plan_add_pin(plan, vm->id, v, nodes);
 	plan_reason_set(&pin->why, rule, gain, "%s", text);
+	ev->vcpu_pinned_s[v] = now_s;
 	if (!nodemask_test(nodes, ev->vcpu_node[v])) {
 		ev->vcpu_moved_s[v] = now_s;
 		ev->vcpu_moves[v]++;

@@ -123,11 +123,12 @@ struct eng_vm {
 	/* groups */
 	int nr_groups;
 	struct eng_group *groups;
-	int *vcpu_group;      /* per vCPU: its group */
-	int *vcpu_target;     /* per vCPU: node it should run on, or ENGINE_NO_NODE */
-	int *vcpu_node;       /* per vCPU: node it runs on, updated by this round's moves */
-	double *vcpu_moved_s; /* per vCPU: when vnumad last moved it */
-	uint32_t *vcpu_moves; /* per vCPU: node changes vnumad caused */
+	int *vcpu_group;       /* per vCPU: its group */
+	int *vcpu_target;      /* per vCPU: node it should run on, or ENGINE_NO_NODE */
+	int *vcpu_node;        /* per vCPU: node it runs on, updated by this round's moves */
+	double *vcpu_moved_s;  /* per vCPU: when vnumad last moved it */
+	double *vcpu_pinned_s; /* per vCPU: when vnumad last planned a pin for it */
+	uint32_t *vcpu_moves;  /* per vCPU: node changes vnumad caused */
 	bool placed;
 	double rehomed_s;
 	/* memory */

@@ -428,6 +428,24 @@ plan_count_rule(const struct plan *plan, const char *rule)
 	return nr;
 }
 
+/* A home-node hold: a pin that keeps a vCPU where it runs (policy/engine_converge.c). */
+static inline bool
+plan_pin_is_hold(const struct plan_pin *p)
+{
+	return strcmp(p->why.rule, "hold") == 0;
+}
+
+/* Pins of the plan that may move a vCPU: all but the holds. */
+static int
+plan_count_moving_pins(const struct plan *plan)
+{
+	int nr = 0;
+
+	for (size_t i = 0; i < plan->nr_pins; i++)
+		nr += !plan_pin_is_hold(&plan->pins[i]);
+	return nr;
+}
+
 static uint64_t
 plan_moved_mib(const struct plan *plan, int vm_id)
 {
