@@ -7,6 +7,8 @@ set -eu
 # Build: compiler and tools, the libraries vnumad links against, cmocka for unit tests.
 PKGS="gcc make cmake pkg-config clang-format jq \
 libhwloc-dev libjson-c-dev libxml2-dev libvirt-dev libcmocka-dev"
+# Tests: systemd-analyze checks the unit's system call filter (tests/sim/test_unit_file.sh).
+PKGS="$PKGS systemd"
 
 missing=""
 for p in $PKGS; do
