@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES     = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find agent host policy guest-tools tests -name '*.[ch]')
 
 .PHONY: all deps build demo check check-werror check-asan check-format format clean bench \
-	bench-migrate
+	bench-migrate install
 
 all: build
 
@@ -45,7 +45,17 @@ format:
 	clang-format -i $(SOURCES)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_INSTALL)
+
+# Installs vnumad, vnumactl, vnuma-load, the libvirt module, the systemd unit, man pages and
+# bash completion under PREFIX (packaging/CMakeLists.txt), DESTDIR for staging.  A distribution
+# layout: make install PREFIX=/usr.  Its own build directory, configured with that prefix.
+PREFIX ?= /usr/local
+BUILD_INSTALL ?= build-install
+install: deps
+	cmake -S . -B $(BUILD_INSTALL) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(BUILD_INSTALL) -j $(JOBS) --target vnumad vnumactl vnuma-load vnumad-libvirt
+	cmake --install $(BUILD_INSTALL)
 
 # ---- Benchmarks: numbers only, never pass/fail on time (tests/bench/README.md).
 # Builds in $(BUILD) (RelWithDebInfo by default) and runs the policy engine's decision step at

@@ -328,7 +328,7 @@ daemon_host_open(struct daemon *d, char *err, size_t errlen)
 	else if ((rc = host_linux_open(NULL, d->cfg.migrate_rate_mib_s, &linux_host, err,
 	                               errlen)) == 0 &&
 	         d->connect_uri[0] != '\0')
-		rc = host_libvirt_open(d->connect_uri, linux_host, &d->host, err, errlen);
+		rc = host_libvirt_module_open(d->connect_uri, linux_host, &d->host, err, errlen);
 	else if (rc == 0)
 		d->host = linux_host;
 	if (rc == 0)

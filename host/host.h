@@ -86,5 +86,13 @@ int host_linux_open(const char *root, double rate_mib_s, struct host **out, char
  */
 int host_libvirt_open(const char *uri, struct host *inner, struct host **out, char *err,
                       size_t errlen);
+/*
+ * host_libvirt_open, from the module vnumad-libvirt.so (host/module.h, module_load.c), so that
+ * a daemon without --connect never loads libvirt.  The same contract; in addition -ENOENT
+ * when the module is not installed, -ELIBACC when it cannot be loaded (libvirt's library
+ * missing) and -ELIBBAD when it was built from other sources, each with a message in err.
+ */
+int host_libvirt_module_open(const char *uri, struct host *inner, struct host **out, char *err,
+                             size_t errlen);
 
 #endif
