@@ -505,6 +505,9 @@ daemon_restore(struct daemon *d)
 		if (d->host->ops->pin_vcpu(d->host, vm->id, e->vcpu, e->orig_nodes) == 0)
 			restored++;
 	}
+	/* The end of a round of pins: libvirt's backend puts each VM's emulator threads back on
+	 * the union of its vCPUs' nodes, as it does after vnumad's own pins. */
+	d->host->ops->commit(d->host);
 	d->state->nr = 0; /* all put back (or gone) */
 	d->state->dirty = true;
 	if (state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)

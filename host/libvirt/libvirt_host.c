@@ -42,6 +42,8 @@
 struct lvh_dom {
 	struct lv_domain dom; /* live definition */
 	bool admin_pins;      /* the persistent definition pins some vCPU */
+	/* the persistent definition's <emulatorpin> (libvirt's CPU numbers); empty: none */
+	struct lv_idset emulator_cfg;
 	bool policy_set, policy_ok;
 	struct vm_policy policy;
 	char policy_error[256];
@@ -87,6 +89,7 @@ static void
 lvh_dom_clear(struct lvh_dom *d)
 {
 	lv_domain_free(&d->dom);
+	lv_idset_free(&d->emulator_cfg);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -116,9 +119,12 @@ lvh_dom_annotate(struct libvirt_host *lh, struct lvh_dom *d)
 		snprintf(d->policy_error, sizeof(d->policy_error), "domain metadata: %.200s", err);
 	}
 	d->admin_pins = false;
+	lv_idset_free(&d->emulator_cfg);
 	memset(&inactive, 0, sizeof(inactive));
 	if (lv_conn_domain_get(lh->conn, d->dom.name, true, &inactive, err, sizeof(err)) == 0) {
 		d->admin_pins = inactive.nr_vcpupins > 0;
+		d->emulator_cfg = inactive.emulatorpin; /* taken over */
+		memset(&inactive.emulatorpin, 0, sizeof(inactive.emulatorpin));
 		lv_domain_free(&inactive);
 	}
 }
@@ -410,14 +416,20 @@ lvh_pin(struct host *h, int vm_id, int vcpu, uint64_t nodes)
 	return ret;
 }
 
-/* Emulator threads follow their vCPUs: the union of the nodes they may run on. */
+/*
+ * Emulator threads follow their vCPUs: the union of the nodes they may run on.  When that is
+ * every node (vnumad confines the VM nowhere, or has put its vCPUs' affinity back on exit),
+ * they go where the domain's own configuration puts them (<emulatorpin>), if it does.
+ */
 static void
 lvh_commit(struct host *h)
 {
 	struct libvirt_host *lh = lvh_of(h);
+	uint64_t all = nodemask_all_of(lh->nr_nodes);
 
 	for (size_t i = 0; i < lh->nr_vms; i++) {
 		struct lvh_vm *vm = &lh->vms[i];
+		const struct lvh_dom *d = lvh_dom_find(lh, vm->name);
 		uint64_t nodes = 0;
 		int nr, *cpus;
 
@@ -426,7 +438,13 @@ lvh_commit(struct host *h)
 		vm->repinned = false;
 		for (int v = 0; v < vm->nr_vcpus; v++)
 			nodes |= vm->vcpu_nodes[v];
-		cpus = lvh_cpus_of(lh, nodes, &nr);
+		if ((nodes & all) == all && d != NULL && d->emulator_cfg.nr > 0) {
+			nr = d->emulator_cfg.nr;
+			cpus = xcalloc((size_t)nr, sizeof(int));
+			memcpy(cpus, d->emulator_cfg.ids, (size_t)nr * sizeof(int));
+		} else {
+			cpus = lvh_cpus_of(lh, nodes, &nr);
+		}
 		if (nr > 0)
 			lv_conn_pin_emulator(lh->conn, vm->name, cpus, nr, lh->last_error,
 			                     sizeof(lh->last_error));

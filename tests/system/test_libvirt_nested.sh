@@ -24,7 +24,8 @@
 #      vCPUs and >= 90 % of its RAM to node 1 again;
 #   6. SIGTERM stops vnumad with status 0; nothing on its stderr but its start and stop lines
 #      (and the count of vCPU affinities it restored); A's vCPUs are back on every CPU, as
-#      libvirt first put them, in virsh vcpupin and in the threads' own affinity.
+#      libvirt first put them, in virsh vcpupin and in the threads' own affinity, and its
+#      emulator threads where its <emulatorpin> put them (node 0's CPUs).
 # A failure in step 5 is reported after step 6 has run.  Prints the time each step took
 # (seconds of the emulated host's clock) and the whole run's.  Skips (77) when QEMU, a
 # kernel, libvirtd or its QEMU driver is missing.  Logs (vnumad's, libvirt's, the console,
@@ -449,6 +450,10 @@ allowed on $c (virsh vcpupin says $got)"
 		esac
 	done
 	lvt_ok "SIGTERM: $A's vCPUs back on CPUs $all, through libvirt (virsh vcpupin: $got)"
+	e=$(lvt_emulatorpin "$A")
+	[ "$e" = "$(lvt_node_cpus 0)" ] ||
+		lvt_fail "after SIGTERM: virsh emulatorpin $A: $e (want $(lvt_node_cpus 0), its <emulatorpin>)"
+	lvt_ok "SIGTERM: $A's emulator threads back on its <emulatorpin> (CPUs $e)"
 }
 
 # On failure: what vnumad, libvirt and the kernel said, into OUT/evidence-WHEN.txt.

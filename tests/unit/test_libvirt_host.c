@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include <json-c/json.h>
+#include <libvirt/libvirt.h>
 
 #include "agent/daemon.h"
 #include "agent/handlers.h"
@@ -327,14 +328,44 @@ assert_libvirt_pin(int vcpu, int first, int last)
 	lv_domain_free(&dom);
 }
 
+/* libvirt's <emulatorpin> of "test" is CPUs first..last. */
 static void
-test_restore_through_libvirt(void **state)
+assert_libvirt_emulator_pin(int first, int last)
+{
+	struct lv_domain dom;
+
+	libvirt_test_dom(&dom);
+	assert_cpus(&dom.emulatorpin, first, last);
+	lv_domain_free(&dom);
+}
+
+/*
+ * Set the persistent <emulatorpin> of "test" to CPUs 0..last through c (libvirt's test
+ * driver keeps its state while a connection is open).
+ */
+static void
+libvirt_test_emulator_cfg(virConnectPtr c, int last)
+{
+	virDomainPtr dom = virDomainLookupByName(c, "test");
+	unsigned char map = (unsigned char)((1u << (last + 1)) - 1);
+
+	assert_non_null(dom);
+	assert_int_equal(virDomainPinEmulator(dom, &map, 1, VIR_DOMAIN_AFFECT_CONFIG), 0);
+	virDomainFree(dom);
+}
+
+/*
+ * vCPU 0 of "test" pinned to node 1 and put back on exit, through libvirt; its emulator
+ * threads followed it to node 1 and go back to CPUs 0..emulator_last: every CPU, or the
+ * domain's own <emulatorpin> when it has one.
+ */
+static void
+restore_check(int emulator_last)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
 	const struct snap_vm *vm;
 	struct tree t;
 
-	(void)state;
 	tree_make(&t, "test");
 	d->host = host_open("test:///default", t.root);
 	d->backend = d->host->ops->name;
@@ -346,11 +377,14 @@ test_restore_through_libvirt(void **state)
 	assert_non_null(vm = daemon_snap_vm(d, "test"));
 	/* vCPU 0 (thread 5102, allowed on CPUs 0-3: both nodes) pinned to node 1 */
 	assert_int_equal(actions_pin(d, vm, 0, 1u << 1, "test", "to node 1"), 0);
+	d->host->ops->commit(d->host); /* the round ends: the emulator follows its vCPU */
 	assert_int_equal(d->state->nr, 1);
 	assert_libvirt_pin(0, 2, 3);
-	/* put back through libvirt: both nodes' CPUs */
+	assert_libvirt_emulator_pin(2, 3);
+	/* put back through libvirt: both nodes' CPUs for the vCPU */
 	assert_int_equal(daemon_restore(d), 1);
 	assert_libvirt_pin(0, 0, 3);
+	assert_libvirt_emulator_pin(0, emulator_last);
 	assert_int_equal(d->state->nr, 0);
 
 	snapshot_free(d->snap);
@@ -358,6 +392,27 @@ test_restore_through_libvirt(void **state)
 	d->host->ops->close(d->host);
 	free(d);
 	tree_remove(&t);
+}
+
+static void
+test_restore_through_libvirt(void **state)
+{
+	(void)state;
+	restore_check(3);
+}
+
+/* A domain whose definition pins its emulator threads (CPUs 0-1) gets that pin back. */
+static void
+test_restore_emulator_to_config(void **state)
+{
+	virConnectPtr c = virConnectOpen("test:///default");
+
+	(void)state;
+	assert_non_null(c);
+	libvirt_test_emulator_cfg(c, 1);
+	restore_check(1);
+	libvirt_test_emulator_cfg(c, 3); /* as the other tests expect it */
+	virConnectClose(c);
 }
 
 /* libvirt's vCPU 0 of "test" is not pinned: no <vcpupin>, or one to every CPU. */
@@ -474,6 +529,7 @@ main(void)
 	    cmocka_unit_test(test_vcpu_node_follows_pin),
 	    cmocka_unit_test(test_policy_scopes),
 	    cmocka_unit_test(test_restore_through_libvirt),
+	    cmocka_unit_test(test_restore_emulator_to_config),
 	    cmocka_unit_test(test_vcpu_numbers_with_gap),
 	    cmocka_unit_test(test_open_fails),
 	};
