@@ -177,6 +177,14 @@ engine_observe(struct engine *e, const struct snapshot *snap)
 			if (ev->groups[k].home & ~vm->policy.nodes)
 				ev->placed = false; /* its policy no longer allows its home */
 		}
+		/*
+		 * Handed to vnumad (advisory or paused until now): homes afresh, from where its
+		 * vCPUs and memory are now and together with every other VM handed over in the
+		 * same round, not the home chosen when it was only watched.
+		 */
+		if (engine_vm_acts(vm) && !ev->acted)
+			ev->placed = false;
+		ev->acted = engine_vm_acts(vm);
 	}
 	engine_table_rebuild(e, e->nr);
 }

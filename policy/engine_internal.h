@@ -130,6 +130,7 @@ struct eng_vm {
 	double *vcpu_pinned_s; /* per vCPU: when vnumad last planned a pin for it */
 	uint32_t *vcpu_moves;  /* per vCPU: node changes vnumad caused */
 	bool placed;
+	bool acted; /* its mode was auto in the last round (engine_observe) */
 	double rehomed_s;
 	/* memory */
 	double backoff_until_s;

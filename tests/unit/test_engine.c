@@ -39,7 +39,8 @@ run_until(struct hw *hw, double t_end)
 			const struct plan_pin *p = &plan->pins[i];
 
 			if (plan_pin_is_hold(p)) {
-				const struct hw_vcpu *hv = &hw_vm_by_id(hw, p->vm_id)->vcpus[p->vcpu];
+				const struct hw_vcpu *hv =
+				    &hw_vm_by_id(hw, p->vm_id)->vcpus[p->vcpu];
 
 				assert_true(nodemask_test(p->nodes, hv->node));
 				assert_true(hv->allowed != p->nodes);
@@ -204,6 +205,39 @@ test_home_reservation(void **state)
 
 	assert_int_equal(vm_home(plan, a), 0);
 	assert_int_equal(vm_home(plan, b), 1);
+}
+
+/*
+ * Rule: VMs handed to vnumad (advisory, or vnumad paused, until now) get homes afresh, all
+ * together.  On 2 nodes x 2 CPUs, B (1 vCPU, 320 MiB on node 0) runs while watched only; A
+ * (2 vCPUs, 384 MiB) starts next to it, its vCPUs one on each node: seen before it touched its
+ * RAM, it is homed on node 1, where the CPUs are free.  Then A touches all its RAM on node 0.
+ * Handed over in one round, the bigger A is placed first, where its RAM now is, and only B's
+ * smaller RAM moves.
+ */
+static void
+test_home_afresh_when_handed_over(void **state)
+{
+	struct hw *hw = *state = hw_new(2, 2, 4 * GIB);
+	struct hw_vm *b = hw_vm_add(hw, 1, 320, 0, 100);
+	struct hw_vm *a;
+
+	b->policy.mode = VM_POLICY_MODE_ADVISORY;
+	run_until(hw, hw->now_s + 4);
+	a = hw_vm_add(hw, 2, 384, 0, 1);
+	a->resident[0] = 0;
+	a->vcpus[1].node = 1;
+	a->policy.mode = VM_POLICY_MODE_ADVISORY;
+	run_until(hw, hw->now_s + 4);
+	assert_int_equal(engine_vm_lookup(hw->engine, a->id)->groups[0].home, nodemask_of(1));
+	a->resident[0] = 384;
+	run_until(hw, hw->now_s + 4);
+	a->policy.mode = b->policy.mode = VM_POLICY_MODE_AUTO;
+	run_until(hw, hw->now_s + 120);
+	assert_int_equal(hw_vm_vcpu_nodes(a), nodemask_of(0));
+	assert_int_equal(hw_vm_vcpu_nodes(b), nodemask_of(1));
+	assert_int_equal(a->resident[0], 384);
+	assert_int_equal(b->resident[1], 320);
 }
 
 /*
@@ -1262,6 +1296,7 @@ main(void)
 	    ENGINE_TEST(test_groups_per_cell),
 	    ENGINE_TEST(test_groups_compact_one_group),
 	    ENGINE_TEST(test_home_reservation),
+	    ENGINE_TEST(test_home_afresh_when_handed_over),
 	    ENGINE_TEST(test_home_memory_hard_cpu_soft),
 	    ENGINE_TEST(test_home_span_closest),
 	    ENGINE_TEST(test_home_policy_nodes),
