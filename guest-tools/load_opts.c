@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <strings.h>
 
 #include "guest-tools/load_opts.h"
+#include "guest-tools/load_pattern.h"
 
 #define MIB ((double)(1u << 20))
 
@@ -196,6 +198,17 @@ load_set_qemu_name(struct load_opts *o, const char *val, char *err, size_t errle
 	return load_set_name_len(o, val, strcspn(val, ","), err, errlen);
 }
 
+/* QEMU's -m, -object and -numa on the re-executed command line: described, not read. */
+static int
+load_set_qemu_ignored(struct load_opts *o, const char *val, char *err, size_t errlen)
+{
+	(void)o;
+	(void)val;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
 static int
 load_set_vcpus(struct load_opts *o, const char *val, char *err, size_t errlen)
 {
@@ -328,6 +341,9 @@ load_set_flag(struct load_opts *o, const char *name)
 static const struct load_optdef load_optdefs[] = {
     {"--name", true, load_set_name},
     {"-name", true, load_set_qemu_name},
+    {"-m", true, load_set_qemu_ignored},
+    {"-object", true, load_set_qemu_ignored},
+    {"-numa", true, load_set_qemu_ignored},
     {"--vcpus", true, load_set_vcpus},
     {"--memory", true, load_set_memory},
     {"--node", true, load_set_node},
@@ -392,6 +408,11 @@ load_opts_check(const struct load_opts *o, char *err, size_t errlen)
 	if (o->cells > o->vcpus) {
 		load_errf(err, errlen, "--cells %d: more cells than the %d vCPUs", o->cells,
 		          o->vcpus);
+		return -EINVAL;
+	}
+	if ((uint64_t)o->cells > o->memory_bytes / LOAD_PAGE_BYTES) {
+		load_errf(err, errlen, "--cells %d: less than a page of --memory per cell",
+		          o->cells);
 		return -EINVAL;
 	}
 	if (o->phase_s > 0 && o->workload != LOAD_WL_PHASED && o->workload != LOAD_WL_ADVERSE) {
@@ -462,8 +483,8 @@ load_is_qemu_argv0(const char *argv0)
 }
 
 int
-load_reexec_argv(int argc, char **argv, const char *name, char *name_arg, size_t name_arg_len,
-                 char **out)
+load_reexec_argv_with(int argc, char **argv, const char *name, char *name_arg, size_t name_arg_len,
+                      char *const *extra, int nr_extra, char **out)
 {
 	int n = 0;
 
@@ -473,8 +494,90 @@ load_reexec_argv(int argc, char **argv, const char *name, char *name_arg, size_t
 	out[n++] = (char *)LOAD_QEMU_ARGV0;
 	out[n++] = (char *)"-name";
 	out[n++] = name_arg;
+	for (int i = 0; i < nr_extra; i++)
+		out[n++] = extra[i];
 	for (int i = 1; i < argc; i++)
 		out[n++] = argv[i];
 	out[n] = NULL;
 	return 0;
+}
+
+int
+load_reexec_argv(int argc, char **argv, const char *name, char *name_arg, size_t name_arg_len,
+                 char **out)
+{
+	return load_reexec_argv_with(argc, argv, name, name_arg, name_arg_len, NULL, 0, out);
+}
+
+/* Longest QEMU option value built here, with its NUL ("node,nodeid=1023,cpus=..." fits). */
+#define LOAD_QEMU_ARG_MAX 128
+
+/* Append one printf-formatted string to a; -ENOMEM. */
+static int __attribute__((format(printf, 2, 3)))
+load_qemu_args_add(struct load_qemu_args *a, const char *fmt, ...)
+{
+	char buf[LOAD_QEMU_ARG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if ((a->argv[a->argc] = strdup(buf)) == NULL)
+		return -ENOMEM;
+	a->argc++;
+	return 0;
+}
+
+/* "-object memory-backend-ram,..." and "-numa node,..." for cell c. */
+static int
+load_qemu_cell_args(struct load_qemu_args *a, const struct load_pattern *p, int c)
+{
+	struct load_region r;
+	int first, nr;
+	char cpus[32];
+
+	load_pattern_cell_range(p, c, &r);
+	load_pattern_cell_vcpus(p, c, &first, &nr);
+	if (nr > 1)
+		snprintf(cpus, sizeof(cpus), "%d-%d", first, first + nr - 1);
+	else
+		snprintf(cpus, sizeof(cpus), "%d", first);
+	if (load_qemu_args_add(a, "-object") < 0 ||
+	    load_qemu_args_add(a, "memory-backend-ram,id=cell%d,size=%" PRIu64, c,
+	                       r.nr_lines * LOAD_LINE_BYTES) < 0 ||
+	    load_qemu_args_add(a, "-numa") < 0 ||
+	    load_qemu_args_add(a, "node,nodeid=%d,cpus=%s,memdev=cell%d", c, cpus, c) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int
+load_qemu_args_build(const struct load_opts *o, struct load_qemu_args *out)
+{
+	struct load_pattern p;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (o->workload != LOAD_WL_CELLS || o->cells <= 0)
+		return 0;
+	load_pattern_init(&p, o);
+	if ((out->argv = calloc(2 + 4 * (size_t)o->cells + 1, sizeof(*out->argv))) == NULL)
+		return -ENOMEM;
+	if (load_qemu_args_add(out, "-m") < 0 ||
+	    load_qemu_args_add(out, "size=%" PRIu64 "k", o->memory_bytes / 1024) < 0)
+		ret = -ENOMEM;
+	for (int c = 0; ret == 0 && c < o->cells; c++)
+		ret = load_qemu_cell_args(out, &p, c);
+	if (ret < 0)
+		load_qemu_args_free(out);
+	return ret;
+}
+
+void
+load_qemu_args_free(struct load_qemu_args *a)
+{
+	for (int i = 0; i < a->argc; i++)
+		free(a->argv[i]);
+	free(a->argv);
+	memset(a, 0, sizeof(*a));
 }

@@ -71,7 +71,10 @@ struct load_opts {
 /*
  * Parse argv[1..argc-1] into *o (defaults first) and check the combination.  Accepts
  * "--opt VALUE" and "--opt=VALUE", and QEMU's "-name [guest=]NAME[,...]" so that the
- * re-executed command line parses too.  Returns 0, or -EINVAL with a message in err.
+ * re-executed command line parses too; QEMU's "-m", "-object" and "-numa" (which the
+ * re-executed command line carries for --workload cells, load_qemu_args_build) are accepted
+ * and ignored: --memory, --vcpus and --cells decide.  Returns 0, or -EINVAL with a message in
+ * err.
  */
 int load_opts_parse(struct load_opts *o, int argc, char **argv, char *err, size_t errlen);
 
@@ -100,5 +103,28 @@ bool load_is_qemu_argv0(const char *argv0);
  */
 int load_reexec_argv(int argc, char **argv, const char *name, char *name_arg, size_t name_arg_len,
                      char **out);
+/*
+ * The same with extra[0..nr_extra-1] after the name, as QEMU options:
+ * { LOAD_QEMU_ARGV0, "-name", name_arg, extra..., argv[1..argc-1], NULL }; out holds
+ * argc + 3 + nr_extra pointers.
+ */
+int load_reexec_argv_with(int argc, char **argv, const char *name, char *name_arg,
+                          size_t name_arg_len, char *const *extra, int nr_extra, char **out);
+
+/* QEMU options, each string malloc'd; free with load_qemu_args_free. */
+struct load_qemu_args {
+	int argc;
+	char **argv;
+};
+
+/*
+ * The QEMU options that describe the guest RAM of --workload cells the way libvirt's QEMU
+ * command line does, so that vnumad's discovery finds the cells: "-m" "size=<KiB>k", then per
+ * cell c (load_pattern_cell_range, load_pattern_cell_vcpus) "-object"
+ * "memory-backend-ram,id=cellC,size=<bytes>" and "-numa" "node,nodeid=C,cpus=A-B,memdev=cellC".
+ * None for the other workloads.  0, or -ENOMEM (out is then empty).
+ */
+int load_qemu_args_build(const struct load_opts *o, struct load_qemu_args *out);
+void load_qemu_args_free(struct load_qemu_args *a);
 
 #endif

@@ -48,10 +48,49 @@ void
 load_pattern_slice_range(const struct load_pattern *p, int slice, struct load_region *r)
 {
 	uint64_t n = (uint64_t)load_pattern_nr_slices(p), s = (uint64_t)slice;
-	uint64_t a = s * p->nr_lines / n, b = (s + 1) * p->nr_lines / n;
 
-	r->first_line = a;
-	r->nr_lines = b - a;
+	if (p->workload == LOAD_WL_CELLS) {
+		load_pattern_cell_range(p, slice, r);
+		return;
+	}
+	r->first_line = s * p->nr_lines / n;
+	r->nr_lines = (s + 1) * p->nr_lines / n - r->first_line;
+}
+
+/* The unit cells are cut in, in lines: a MiB, a page or a line (see load_pattern.h). */
+static uint64_t
+load_cell_unit_lines(uint64_t nr_lines, int cells)
+{
+	static const uint64_t units[] = {LOAD_MIB_LINES, LOAD_PAGE_LINES};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (nr_lines % units[i] == 0 && nr_lines / units[i] >= (uint64_t)cells)
+			return units[i];
+	return 1;
+}
+
+void
+load_pattern_cell_range(const struct load_pattern *p, int cell, struct load_region *r)
+{
+	uint64_t k = p->cells > 0 ? (uint64_t)p->cells : 1, c = (uint64_t)cell;
+	uint64_t unit = load_cell_unit_lines(p->nr_lines, (int)k), n = p->nr_lines / unit;
+
+	r->first_line = c * n / k * unit;
+	r->nr_lines = (c + 1) * n / k * unit - r->first_line;
+}
+
+void
+load_pattern_cell_vcpus(const struct load_pattern *p, int cell, int *first, int *nr)
+{
+	*first = -1;
+	*nr = 0;
+	for (int v = 0; v < p->vcpus; v++) {
+		if (load_pattern_cell_of(p, v) != cell)
+			continue;
+		if (*first < 0)
+			*first = v;
+		(*nr)++;
+	}
 }
 
 int

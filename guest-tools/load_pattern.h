@@ -17,6 +17,9 @@
 
 /* Bytes per access: one cache line on every host vnumad runs on. */
 #define LOAD_LINE_BYTES 64
+/* Lines in a MiB and in a page: the units cells are cut in. */
+#define LOAD_MIB_LINES  (((uint64_t)1 << 20) / LOAD_LINE_BYTES)
+#define LOAD_PAGE_LINES ((uint64_t)LOAD_PAGE_BYTES / LOAD_LINE_BYTES)
 /* Share of a vCPU's accesses in its home region: 0.9, the simulator's SIM_LOCAL_SHARE. */
 #define LOAD_LOCAL_SHARE 0.9
 /* LOAD_LOCAL_SHARE on the 32-bit scale the access loop compares against. */
@@ -72,8 +75,20 @@ struct load_region {
 void load_pattern_init(struct load_pattern *p, const struct load_opts *o);
 /* How many home regions RAM is cut into: 1 (shared), the cells, or one per vCPU. */
 int load_pattern_nr_slices(const struct load_pattern *p);
-/* Slice s of n: lines [s L / n, (s + 1) L / n), so slices tile RAM in order. */
+/*
+ * Slice s of n: lines [s L / n, (s + 1) L / n), so slices tile RAM in order; for the cells
+ * workload, slice s is cell s (load_pattern_cell_range).
+ */
 void load_pattern_slice_range(const struct load_pattern *p, int slice, struct load_region *r);
+/*
+ * Cell c of the cells workload: RAM split in order into K cells of whole MiB when it is a
+ * whole number of at least K MiB (as one would size QEMU memory backends), else of whole pages,
+ * else of lines; cell sizes differ by at most one such unit.  Each cell is one RAM mapping and
+ * one QEMU memory backend (load_qemu_args_build).
+ */
+void load_pattern_cell_range(const struct load_pattern *p, int cell, struct load_region *r);
+/* The vCPUs of cell c: [*first, *first + *nr), contiguous since cells split vCPUs in order. */
+void load_pattern_cell_vcpus(const struct load_pattern *p, int cell, int *first, int *nr);
 /* The cell of vCPU v: vCPUs split evenly in order, v K / n. */
 int load_pattern_cell_of(const struct load_pattern *p, int vcpu);
 /* The phase at elapsed_s seconds into the run (0 for workloads without phases). */

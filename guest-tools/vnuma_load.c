@@ -1,11 +1,13 @@
 /*
  * vnuma-load - a workload generator that looks like a QEMU guest to vnumad: one anonymous
- * "guest RAM" mapping first-touched from one node, and one "CPU n/KVM" thread per vCPU making
- * random 64-byte reads and writes in one of the simulator's access patterns.  Inside a real
- * guest it is a memory benchmark with the same patterns.
+ * "guest RAM" mapping (one per cell for --workload cells, as QEMU maps one memory backend per
+ * vNUMA cell) first-touched from one node, and one "CPU n/KVM" thread per vCPU making random
+ * 64-byte reads and writes in one of the simulator's access patterns.  Inside a real guest it
+ * is a memory benchmark with the same patterns.
  *
  * Start-up re-executes /proc/self/exe as "qemu-system-x86_64 -name guest=NAME,... <options>"
- * and renames the main thread, so a process scan finds it as QEMU would be found.  The main
+ * (with the -m/-object/-numa options that describe the cells, for --workload cells) and
+ * renames the main thread, so a process scan finds it as QEMU would be found.  The main
  * thread then only reports and waits for SIGTERM/SIGINT (blocked in every thread and taken
  * with sigtimedwait, so there is no signal handler).  Options: docs/vnuma-load.1.
  */
@@ -40,7 +42,12 @@
 #define LOAD_IDLE_BUSY_MS   5
 /* First touch in chunks of this many bytes, checking for SIGTERM between two. */
 #define LOAD_TOUCH_CHUNK ((size_t)64 << 20)
-/* The RAM mapping is aligned to this (bytes), a huge page on x86-64, as QEMU aligns its RAM. */
+/*
+ * Each RAM mapping is aligned to this (bytes), a huge page on x86-64, as QEMU aligns its RAM;
+ * before, between and after the mappings lie inaccessible guards of the same size (QEMU leaves
+ * a guard page after each), so the kernel never merges a cell with its neighbour or with
+ * another mapping of the process.
+ */
 #define LOAD_RAM_ALIGN ((size_t)2 << 20)
 /* The main thread wakes at least this often (seconds) when it has nothing scheduled. */
 #define LOAD_IDLE_WAIT_S 1.0
@@ -52,6 +59,13 @@
 #define LOAD_EXIT_USAGE 2
 
 struct load_run;
+
+/* One RAM mapping: lines [first_line, first_line + nr_lines) of guest RAM, at base. */
+struct load_ram_part {
+	char *base;
+	uint64_t first_line;
+	uint64_t nr_lines;
+};
 
 /* One vCPU thread, on its own cache lines so two vCPUs' counters never share one. */
 struct load_vcpu {
@@ -69,7 +83,9 @@ struct load_vcpu {
 struct load_run {
 	struct load_opts opts;
 	struct load_pattern pattern;
-	char *ram; /* the guest RAM mapping, opts.memory_bytes long */
+	int nr_parts;                /* RAM mappings: 1, or one per cell, in guest-physical order */
+	struct load_ram_part *parts; /* at ascending addresses */
+	char *ram_lo, *ram_hi;       /* [lo, hi): every part and the guards around them */
 	struct load_vcpu *vcpus;
 	sigset_t sigs; /* SIGTERM and SIGINT: blocked everywhere, taken by the main thread */
 	pthread_mutex_t gate_lock;
@@ -183,19 +199,23 @@ static void
 load_reexec(const struct load_opts *o, int argc, char **argv)
 {
 	char name_arg[sizeof("guest=") + LOAD_NAME_MAX + sizeof(LOAD_QEMU_NAME_SUFFIX)];
-	char **nargv = calloc((size_t)argc + 3, sizeof(*nargv));
+	struct load_qemu_args qa;
+	char **nargv = NULL;
 
-	if (nargv == NULL ||
-	    load_reexec_argv(argc, argv, o->name, name_arg, sizeof(name_arg), nargv) != 0) {
+	if (load_qemu_args_build(o, &qa) != 0 ||
+	    (nargv = calloc((size_t)argc + 3 + (size_t)qa.argc, sizeof(*nargv))) == NULL ||
+	    load_reexec_argv_with(argc, argv, o->name, name_arg, sizeof(name_arg), qa.argv, qa.argc,
+	                          nargv) != 0) {
 		load_warnx("cannot build the %s command line", LOAD_QEMU_ARGV0);
-		free(nargv);
-		return;
+		goto out;
 	}
 	fflush(stdout);
 	fflush(stderr);
 	execv("/proc/self/exe", nargv);
 	load_warnx("cannot re-execute as %s (/proc/self/exe: %s); vnumad will not see a VM",
 	           LOAD_QEMU_ARGV0, strerror(errno));
+out:
+	load_qemu_args_free(&qa);
 	free(nargv);
 }
 
@@ -232,28 +252,105 @@ load_start(struct load_opts *o, int argc, char **argv)
 /* ---- the guest RAM ------------------------------------------------------------------------------
  */
 
-/* An anonymous, unreserved mapping aligned to LOAD_RAM_ALIGN. */
-static int
-load_ram_map(struct load_run *run)
+static size_t
+load_align_up(size_t n)
 {
-	size_t len = (size_t)run->opts.memory_bytes, skip;
-	char *p;
+	return (n + LOAD_RAM_ALIGN - 1) / LOAD_RAM_ALIGN * LOAD_RAM_ALIGN;
+}
 
-	p = mmap(NULL, len + LOAD_RAM_ALIGN, PROT_READ | PROT_WRITE,
-	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		load_warnx("mmap of %zu bytes of guest RAM: %s", len, strerror(errno));
+/* The parts' line ranges: all of RAM, or one per cell; returns the bytes to reserve. */
+static size_t
+load_ram_layout(struct load_run *run)
+{
+	const struct load_pattern *p = &run->pattern;
+	size_t span = LOAD_RAM_ALIGN; /* room to align the first part */
+
+	for (int i = 0; i < run->nr_parts; i++) {
+		struct load_region r = {0, p->nr_lines};
+
+		if (p->workload == LOAD_WL_CELLS)
+			load_pattern_cell_range(p, i, &r);
+		run->parts[i].first_line = r.first_line;
+		run->parts[i].nr_lines = r.nr_lines;
+		span += load_align_up(r.nr_lines * LOAD_LINE_BYTES) + LOAD_RAM_ALIGN;
+	}
+	return span;
+}
+
+/* Map part i of the reservation at base, read-write; 0 or -ENOMEM. */
+static int
+load_ram_part_map(struct load_run *run, int i, char *base)
+{
+	struct load_ram_part *part = &run->parts[i];
+	size_t len = (size_t)part->nr_lines * LOAD_LINE_BYTES;
+
+	part->base = base;
+	if (mmap(base, len, PROT_READ | PROT_WRITE,
+	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		load_warnx("mmap of %zu bytes of guest RAM (cell %d): %s", len, i, strerror(errno));
 		return -ENOMEM;
 	}
-	skip = (LOAD_RAM_ALIGN - (uintptr_t)p % LOAD_RAM_ALIGN) % LOAD_RAM_ALIGN;
-	if (skip > 0)
-		munmap(p, skip);
-	munmap(p + skip + len, LOAD_RAM_ALIGN - skip);
-	run->ram = p + skip;
-	if (run->opts.hugepages && madvise(run->ram, len, MADV_HUGEPAGE) != 0)
+	if (run->opts.hugepages && madvise(base, len, MADV_HUGEPAGE) != 0 && i == 0)
 		load_warnx("madvise(MADV_HUGEPAGE): %s; going on with the system's default",
 		           strerror(errno));
 	return 0;
+}
+
+/*
+ * Anonymous, unreserved mappings aligned to LOAD_RAM_ALIGN, in guest-physical order at
+ * ascending addresses inside one reservation, with an inaccessible guard before, between and
+ * after them: [ram_lo, ram_hi).  The rest of the reservation is unmapped.
+ */
+static int
+load_ram_map(struct load_run *run)
+{
+	size_t span, off;
+	char *p;
+
+	run->nr_parts = run->pattern.workload == LOAD_WL_CELLS ? run->pattern.cells : 1;
+	if ((run->parts = calloc((size_t)run->nr_parts, sizeof(*run->parts))) == NULL)
+		return -ENOMEM;
+	span = load_ram_layout(run) + LOAD_RAM_ALIGN; /* and the guard before the first part */
+	p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		load_warnx("mmap of %zu bytes of guest RAM: %s", span, strerror(errno));
+		return -ENOMEM;
+	}
+	off = (LOAD_RAM_ALIGN - (uintptr_t)p % LOAD_RAM_ALIGN) % LOAD_RAM_ALIGN;
+	run->ram_lo = p + off;
+	off += LOAD_RAM_ALIGN;
+	for (int i = 0; i < run->nr_parts; i++) {
+		if (load_ram_part_map(run, i, p + off) != 0) {
+			munmap(p, span);
+			run->ram_lo = run->ram_hi = NULL;
+			return -ENOMEM;
+		}
+		off += load_align_up((size_t)run->parts[i].nr_lines * LOAD_LINE_BYTES) +
+		       LOAD_RAM_ALIGN;
+	}
+	run->ram_hi = p + off;
+	if (run->ram_lo > p)
+		munmap(p, (size_t)(run->ram_lo - p));
+	if (run->ram_hi < p + span)
+		munmap(run->ram_hi, (size_t)(p + span - run->ram_hi));
+	return 0;
+}
+
+/* The address of guest RAM line `line`: in the last part starting at or before it. */
+static inline char *
+load_line_addr(const struct load_run *run, uint64_t line)
+{
+	int lo = 0, hi = run->nr_parts - 1;
+
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+
+		if (run->parts[mid].first_line <= line)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return run->parts[lo].base + (line - run->parts[lo].first_line) * LOAD_LINE_BYTES;
 }
 
 /* Make the main thread allocate on --node: CPU affinity (default) or memory policy. */
@@ -284,19 +381,22 @@ static int
 load_ram_touch(struct load_run *run)
 {
 	const struct load_opts *o = &run->opts;
-	size_t len = (size_t)o->memory_bytes;
 	cpu_set_t saved;
 	double t0_s = load_now_s();
 	int ret;
 
 	if (o->node >= 0 && (ret = load_touch_place(o, &saved)) != 0)
 		return ret;
-	for (size_t off = 0; off < len; off += LOAD_TOUCH_CHUNK) {
-		memset(run->ram + off, 0,
-		       len - off < LOAD_TOUCH_CHUNK ? len - off : LOAD_TOUCH_CHUNK);
-		if (load_signal_wait(&run->sigs, 0)) {
-			run->stopped_early = true;
-			break;
+	for (int i = 0; i < run->nr_parts && !run->stopped_early; i++) {
+		size_t len = (size_t)run->parts[i].nr_lines * LOAD_LINE_BYTES;
+
+		for (size_t off = 0; off < len; off += LOAD_TOUCH_CHUNK) {
+			memset(run->parts[i].base + off, 0,
+			       len - off < LOAD_TOUCH_CHUNK ? len - off : LOAD_TOUCH_CHUNK);
+			if (load_signal_wait(&run->sigs, 0)) {
+				run->stopped_early = true;
+				break;
+			}
 		}
 	}
 	run->touch_s = load_now_s() - t0_s;
@@ -340,11 +440,13 @@ load_vcpu_wait_gate(struct load_run *run)
 
 /* LOAD_BATCH accesses: read a line's first word and write it back incremented. */
 static uint64_t
-load_vcpu_batch(char *ram, uint64_t nr_lines, const struct load_region *home, struct load_rng *rng)
+load_vcpu_batch(const struct load_run *run, const struct load_region *home, struct load_rng *rng)
 {
+	uint64_t nr_lines = run->pattern.nr_lines;
+
 	for (int i = 0; i < LOAD_BATCH; i++) {
 		uint64_t line = load_pattern_pick(home, nr_lines, rng);
-		uint64_t *word = (uint64_t *)(void *)(ram + line * LOAD_LINE_BYTES);
+		uint64_t *word = (uint64_t *)(void *)load_line_addr(run, line);
 
 		/* Relaxed atomics: plain loads and stores, but no data race between vCPUs. */
 		__atomic_store_n(word, __atomic_load_n(word, __ATOMIC_RELAXED) + 1,
@@ -409,7 +511,7 @@ load_vcpu_main(void *arg)
 		}
 		if (p->workload == LOAD_WL_IDLE && load_vcpu_rest(&busy_from_s, now_s))
 			continue;
-		done += load_vcpu_batch(run->ram, p->nr_lines, &home, &rng);
+		done += load_vcpu_batch(run, &home, &rng);
 		atomic_store_explicit(&vc->accesses, done, memory_order_relaxed);
 		load_vcpu_where(vc);
 	}
@@ -528,22 +630,47 @@ load_report(struct load_run *run, double now_s, double *last_s)
 	*last_s = now_s;
 }
 
-/* Where the RAM lies, as "node:percent,...", or "-" when the kernel cannot tell. */
+/*
+ * Where RAM parts [first, first + nr) lie, as "node:percent,...", or "-" when the kernel
+ * cannot tell (LOAD_MEM_SAMPLES pages sampled in each part).
+ */
 static void
-load_format_mem_nodes(const struct load_run *run, char *buf, size_t len)
+load_format_mem_nodes(const struct load_run *run, int first, int nr, char *buf, size_t len)
 {
 	uint64_t count[LOAD_SUMMARY_NODES];
-	int sampled, used = 0;
+	int sampled = 0, used = 0;
 
 	memset(count, 0, sizeof(count));
-	sampled =
-	    load_mem_where(run->ram, (size_t)run->opts.memory_bytes, count, LOAD_SUMMARY_NODES);
+	for (int i = first; i < first + nr; i++) {
+		int got = load_mem_where(run->parts[i].base,
+		                         (size_t)run->parts[i].nr_lines * LOAD_LINE_BYTES, count,
+		                         LOAD_SUMMARY_NODES);
+
+		sampled += got > 0 ? got : 0;
+	}
 	snprintf(buf, len, "-");
 	for (int n = 0; sampled > 0 && n < LOAD_SUMMARY_NODES; n++) {
 		if (count[n] == 0 || (size_t)used >= len)
 			continue;
 		used += snprintf(buf + used, len - (size_t)used, "%s%d:%.1f", used > 0 ? "," : "",
 		                 n, 100.0 * (double)count[n] / sampled);
+	}
+}
+
+/* --workload cells: one line per cell, with its vCPUs, its size and where its RAM lies. */
+static void
+load_print_cells(const struct load_run *run)
+{
+	char nodes[512];
+
+	for (int c = 0; run->pattern.workload == LOAD_WL_CELLS && c < run->nr_parts; c++) {
+		int first, nr;
+
+		load_pattern_cell_vcpus(&run->pattern, c, &first, &nr);
+		load_format_mem_nodes(run, c, 1, nodes, sizeof(nodes));
+		printf("summary cell=%d vcpus=%d-%d memory_mib=%.*f mem_nodes=%s\n", c, first,
+		       first + nr - 1, run->parts[c].nr_lines % LOAD_MIB_LINES == 0 ? 0 : 3,
+		       (double)run->parts[c].nr_lines / LOAD_MIB_LINES, nodes);
 	}
 }
 
@@ -563,7 +690,8 @@ load_print_summary(struct load_run *run, double end_s)
 		       el_s > 0 ? (double)acc / el_s : 0.0, atomic_load(&vc->cpu),
 		       atomic_load(&vc->node));
 	}
-	load_format_mem_nodes(run, nodes, sizeof(nodes));
+	load_print_cells(run);
+	load_format_mem_nodes(run, 0, run->nr_parts, nodes, sizeof(nodes));
 	printf("summary vcpu=total accesses=%" PRIu64 " acc_s=%.0f elapsed_s=%.1f touch_s=%.2f "
 	       "touch_nodes=%s mem_nodes=%s\n",
 	       total, el_s > 0 ? (double)total / el_s : 0.0, el_s, run->touch_s, run->touch_nodes,
@@ -607,8 +735,9 @@ load_run_free(struct load_run *run)
 	for (int v = 0; run->vcpus != NULL && v < run->opts.vcpus; v++)
 		free(run->vcpus[v].scratch);
 	free(run->vcpus);
-	if (run->ram != NULL)
-		munmap(run->ram, (size_t)run->opts.memory_bytes);
+	if (run->ram_hi != NULL)
+		munmap(run->ram_lo, (size_t)(run->ram_hi - run->ram_lo));
+	free(run->parts);
 	pthread_cond_destroy(&run->gate_cond);
 	pthread_mutex_destroy(&run->gate_lock);
 }
@@ -642,7 +771,7 @@ main(int argc, char **argv)
 		rc = LOAD_EXIT_FAIL;
 		goto out;
 	}
-	load_format_mem_nodes(&run, run.touch_nodes, sizeof(run.touch_nodes));
+	load_format_mem_nodes(&run, 0, run.nr_parts, run.touch_nodes, sizeof(run.touch_nodes));
 	if (!run.stopped_early && load_vcpus_start(&run) != 0)
 		rc = LOAD_EXIT_FAIL;
 	end_s = rc == LOAD_EXIT_OK && !run.stopped_early ? load_loop(&run) : load_now_s();

@@ -160,10 +160,11 @@ skip_note(struct linux_discover_skips *skips, int pid, const char *what, int err
 	snprintf(skips->reason, sizeof(skips->reason), "pid %d: %s: %s", pid, what, strerror(-err));
 }
 
-/* Name and -m from the command line. */
+/* Name, -m and the vNUMA cells from the command line. */
 static void
 vm_cmdline_apply(struct linux_vm *vm, const struct linux_cmdline *cmd)
 {
+	linux_qemu_numa_parse(cmd->argc, cmd->argv, &vm->numa);
 	for (int i = 1; i + 1 < cmd->argc; i++) {
 		const char *opt = cmd->argv[i];
 
@@ -177,6 +178,20 @@ vm_cmdline_apply(struct linux_vm *vm, const struct linux_cmdline *cmd)
 	}
 	if (vm->name[0] == '\0')
 		snprintf(vm->name, sizeof(vm->name), "pid-%d", vm->pid);
+	if (!vm->mem_from_cmdline && vm->numa.nr_cells > 0) {
+		vm->mem_mib = vm->numa.ram_bytes >> 20; /* QEMU checked them against its RAM */
+		vm->mem_from_cmdline = true;
+	}
+}
+
+/* Keep the cells only if every vCPU thread lies in one (QEMU's cpus= name cpu-indexes). */
+static void
+vm_cells_check(struct linux_vm *vm)
+{
+	for (int i = 0; i < vm->nr_vcpus && vm->numa.nr_cells > 0; i++)
+		if (linux_qemu_numa_cell_of(&vm->numa, vm->vcpus[i].index) < 0)
+			linux_qemu_numa_fail(&vm->numa, "vCPU %d is in no -numa node",
+			                     vm->vcpus[i].index);
 }
 
 static int
@@ -362,6 +377,7 @@ vm_clear(struct linux_vm *vm)
 	free(vm->ram_starts);
 	free(vm->vcpus);
 	free(vm->resident_kib);
+	linux_qemu_numa_free(&vm->numa);
 	memset(vm, 0, sizeof(*vm));
 }
 
@@ -392,6 +408,7 @@ vm_read(const char *root, int pid, struct linux_vm *vm, const char **what)
 	*what = "task";
 	if ((ret = vm_vcpus_read(root, vm)) < 0)
 		goto out;
+	vm_cells_check(vm);
 	*what = "numa_maps";
 	if ((ret = linux_numa_maps_read(root, pid, &maps)) < 0)
 		goto out;

@@ -18,7 +18,10 @@
  *   largest by resident bytes and every other one holding at least 1/LINUX_RAM_MAP_FRACTION
  *   of it (QEMU splits RAM per vNUMA cell or memory backend).
  * - Guest RAM size: the -m option ("-m 1024", "-m 4G", "-m size=2G,maxmem=..."; no suffix
- *   means MiB); without one, the resident size of the RAM mappings.
+ *   means MiB); without one, the total of the vNUMA cells; without those, the resident size of
+ *   the RAM mappings.
+ * - vNUMA cells: from -numa node, -object memory-backend-* and -m (qemu_numa.h), kept only when
+ *   every vCPU thread's index lies in a cell; otherwise none, and numa.error says why.
  */
 #ifndef VNUMAD_HOST_LINUX_DISCOVER_H
 #define VNUMAD_HOST_LINUX_DISCOVER_H
@@ -26,6 +29,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "host/linux/qemu_numa.h"
 
 /*
  * A mapping counts as guest RAM when it holds at least 1/LINUX_RAM_MAP_FRACTION of the largest
@@ -47,7 +52,7 @@ struct linux_vm {
 	int nr_vcpus;
 	struct linux_vm_vcpu *vcpus; /* ascending index, owned */
 	uint64_t mem_mib;            /* guest RAM size */
-	bool mem_from_cmdline;       /* mem_mib came from -m (else from numa_maps) */
+	bool mem_from_cmdline;       /* mem_mib came from -m or the cells (else numa_maps) */
 	/* Guest RAM mappings, from numa_maps. */
 	int nr_ram_maps;
 	uint64_t *ram_starts;   /* their start addresses, ascending; owned */
@@ -56,6 +61,8 @@ struct linux_vm {
 	char ram_policy[32];    /* the first such policy, e.g. "bind:1", for messages */
 	int nr_resident;        /* entries in resident_kib: highest node id + 1 */
 	uint64_t *resident_kib; /* per OS node id, guest RAM only; owned */
+	/* Guest vNUMA cells (nr_cells 0: none; numa.error says why when -numa was given). */
+	struct linux_qemu_numa numa;
 };
 
 /* Why processes were skipped (malformed files); vanished ones are not counted. */

@@ -175,6 +175,30 @@ vcpu_node(const struct vcpu_obs *v, const struct snapshot *snap)
 	return nodemask_first(allowed);
 }
 
+/*
+ * The guest's vNUMA cells, as MiB ranges of guest RAM, and each vCPU's cell by its own index
+ * (discovery checked that every vCPU lies in one).
+ */
+static void
+snap_vm_cells_fill(struct snap_vm *sv, const struct linux_qemu_numa *numa)
+{
+	if (numa->nr_cells == 0)
+		return;
+	snapshot_vm_set_cells(sv, numa->nr_cells);
+	for (int c = 0; c < numa->nr_cells; c++) {
+		const struct linux_qemu_cell *cell = &numa->cells[c];
+
+		sv->cells[c].mem_start_mib = cell->start_bytes >> 20;
+		sv->cells[c].mem_mib =
+		    ((cell->start_bytes + cell->size_bytes) >> 20) - sv->cells[c].mem_start_mib;
+	}
+	for (int v = 0; v < sv->nr_vcpus; v++) {
+		int c = linux_qemu_numa_cell_of(numa, sv->vcpus[v].index);
+
+		sv->vcpu_cell[v] = c >= 0 ? c : 0;
+	}
+}
+
 static void
 snap_vm_fill(struct snap_vm *sv, const struct vm_obs *o, const struct snapshot *snap,
              const struct linux_nodes *nodes)
@@ -210,6 +234,7 @@ snap_vm_fill(struct snap_vm *sv, const struct vm_obs *o, const struct snapshot *
 			shared[idx] = v->sched.faults[f].task_shared;
 		}
 	}
+	snap_vm_cells_fill(sv, &vm->numa);
 }
 
 static int

@@ -22,6 +22,8 @@
  * - per vCPU: tid, cpu = stat's processor, node = that CPU's node (or, when the thread's
  *   affinity no longer allows that CPU, the first node it allows), faults_private/shared =
  *   sched's task_private/task_shared per node;
+ * - cells: the guest's vNUMA cells from the QEMU command line (discover.h), as MiB ranges of
+ *   guest RAM (start and end rounded down to whole MiB), and vcpu_cell by each vCPU's own index;
  * - allowed_nodes: the nodes that have CPUs, all of which are in the thread's
  *   Cpus_allowed_list.  If none qualifies (a mask cutting through every node), the nodes with
  *   at least one allowed CPU; if still none, NODEMASK_ALL.

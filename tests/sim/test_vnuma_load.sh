@@ -5,7 +5,10 @@
 # "-name guest=NAME" on the command line, one "CPU n/KVM" thread per vCPU.  Its report lines
 # parse and every vCPU makes accesses; --node 0 places the RAM on node 0; every workload runs;
 # SIGTERM ends it with status 0 and a summary; bad options exit 2 with a message; every option
-# of --help is in the man page.  Waits are bounded polls on the tool's own output, never timing.
+# of --help is in the man page.  With --workload cells its command line carries QEMU's -m,
+# -object and -numa options for the cells, each cell is its own RAM mapping, and vnumad --host
+# linux finds the VM with its cells policy.  Waits are bounded polls on the tool's own output,
+# never timing.
 set -u
 
 : "${VNUMAD_BINDIR:?set VNUMAD_BINDIR to the build directory}"
@@ -16,9 +19,11 @@ MAN=$VNUMAD_SRCDIR/docs/vnuma-load.1
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vnuma-load-test.XXXXXX") || exit 1
 PID=
+DPID=
 cleanup() {
 	rc=$?
 	[ -n "$PID" ] && kill -9 "$PID" 2>/dev/null
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
 	if [ $rc -ne 0 ]; then
 		for f in "$tmp"/*.out "$tmp"/*.err; do
 			[ -s "$f" ] && { echo "--- $f"; head -40 "$f"; }
@@ -139,6 +144,7 @@ check_usage_error --name x --duration
 check_usage_error --name x --mbind
 check_usage_error --name x --node 1023
 grep -q 'no such node' "$tmp/bad.err" || fail "--node 1023: $(cat "$tmp/bad.err")"
+check_usage_error --name x --vcpus 300 --workload cells --cells 300 --memory 1
 
 # ---- 6. the man page documents every option ------------------------------------------------------
 
@@ -150,5 +156,76 @@ while read -r opt; do
 	roff=$(printf '%s' "$opt" | sed 's/-/\\-/g') # --no-x is written \-\-no\-x in roff
 	grep -qF -- "$roff" "$MAN" || fail "option $opt is not in docs/vnuma-load.1"
 done <"$tmp/opts"
+
+# ---- 7. --workload cells: the cells as QEMU shows them, and vnumad's discovery --------------
+
+# 4 vCPUs in 2 cells over 64 MiB: on the command line, -m and per cell a memory backend and a
+# -numa node (as libvirt passes them); in the address space, one 32 MiB mapping per cell at
+# ascending addresses (guest-physical order) with an inaccessible guard between them.
+NAMEC=$NAME-cells
+"$LOAD" --name "$NAMEC" --vcpus 4 --memory 64M --workload cells --cells 2 --report 0.5 \
+	>"$tmp/cells.out" 2>"$tmp/cells.err" &
+PID=$!
+wait_for "$tmp/cells.out" '^t=.* vcpu=total '
+tr '\0' '\n' <"/proc/$PID/cmdline" | sed -n '4,13p' >"$tmp/cells.cmdline"
+printf '%s\n' -m size=65536k \
+	-object memory-backend-ram,id=cell0,size=33554432 -numa node,nodeid=0,cpus=0-1,memdev=cell0 \
+	-object memory-backend-ram,id=cell1,size=33554432 -numa node,nodeid=1,cpus=2-3,memdev=cell1 \
+	>"$tmp/cells.want"
+cmp -s "$tmp/cells.cmdline" "$tmp/cells.want" ||
+	fail "cells: QEMU options after -name: $(tr '\n' ' ' <"$tmp/cells.cmdline")"
+# The RAM: rw-p anonymous mappings of exactly 32 MiB, each after the one before.
+prev=0 n=0
+while read -r range perms _ _ inode path; do
+	[ "$perms" = rw-p ] && [ "$inode" = 0 ] && [ -z "$path" ] || continue
+	lo=$((0x${range%-*})) hi=$((0x${range#*-}))
+	[ $((hi - lo)) -eq 33554432 ] || continue
+	[ "$lo" -gt "$prev" ] || fail "cells: RAM mappings not at ascending addresses"
+	prev=$hi n=$((n + 1))
+done <"/proc/$PID/maps"
+[ "$n" -eq 2 ] || fail "cells: $n anonymous 32 MiB mappings, want 2: $(cat "/proc/$PID/maps")"
+
+# vnumad --host linux finds the VM (name, vCPUs, RAM from -m) and gives it its policy file's
+# placement='cells'.  Every VM is advisory (default_mode), so it acts on no process here.
+# vnumactl vminfo does not show guest cells; tests/unit/test_linux_qemu_numa.c checks that
+# discovery reads them from a running vnuma-load.
+VNUMAD=$VNUMAD_BINDIR/agent/vnumad
+CTL=$VNUMAD_BINDIR/agent/vnumactl
+mkdir "$tmp/policy.d"
+printf '%s\n' "<vnuma:policy xmlns:vnuma='http://vnumad.org/schemas/policy/1.0' \
+mode='advisory' placement='cells'/>" >"$tmp/policy.d/$NAMEC.xml"
+printf '%s\n' "sample_period = 0.5s" "rebalance_period = 1s" "state_file = $tmp/state.json" \
+	"policy_dir = $tmp/policy.d" "default_mode = advisory" >"$tmp/vnumad.conf"
+"$VNUMAD" --host linux --foreground --socket "$tmp/sock" -f "$tmp/vnumad.conf" \
+	>"$tmp/vnumad.out" 2>"$tmp/vnumad.err" &
+DPID=$!
+i=0
+until "$CTL" -c "$tmp/sock" --json vminfo "$NAMEC" >"$tmp/vminfo.out" 2>"$tmp/vminfo.err"; do
+	i=$((i + 1))
+	if [ $i -gt 300 ] || ! kill -0 "$DPID" 2>/dev/null; then
+		kill "$DPID" 2>/dev/null
+		fail "vnumad --host linux: no vminfo for $NAMEC: $(cat "$tmp/vminfo.err" "$tmp/vnumad.err")"
+	fi
+	sleep 0.1
+done
+kill -TERM "$DPID"
+wait "$DPID"
+DPID=
+for want in '"vcpus":4,' '"memory_mib":64,' '"placement":"cells",' '"policy_ok":true,'; do
+	tr -d ' \n' <"$tmp/vminfo.out" | grep -qF "$want" ||
+		fail "vminfo $NAMEC: no $want in $(tr -d ' \n' <"$tmp/vminfo.out" | head -c 400)"
+done
+
+# The summary has a line per cell: its vCPUs, its size and where its RAM lies.
+kill -TERM "$PID"
+wait "$PID"
+rc=$?
+PID=
+[ $rc -eq 0 ] || fail "cells: exit status $rc"
+grep -q '^summary cell=0 vcpus=0-1 memory_mib=32 mem_nodes=0:' "$tmp/cells.out" ||
+	fail "cells: no summary line for cell 0"
+grep -q '^summary cell=1 vcpus=2-3 memory_mib=32 mem_nodes=0:' "$tmp/cells.out" ||
+	fail "cells: no summary line for cell 1"
+[ "$(grep -c '^summary cell=' "$tmp/cells.out")" -eq 2 ] || fail "cells: not 2 cell lines"
 
 echo "test_vnuma_load: ok"

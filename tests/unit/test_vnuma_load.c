@@ -1,6 +1,7 @@
 /*
- * test_vnuma_load.c - vnuma-load's option and size parsing, its QEMU-like command line, the
- * access-pattern slice math and the sysfs CPU-list reader (guest-tools/load_*.c).
+ * test_vnuma_load.c - vnuma-load's option and size parsing, its QEMU-like command line (with
+ * the -m/-object/-numa options of --workload cells), the access-pattern slice and cell math
+ * and the sysfs CPU-list reader (guest-tools/load_*.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -239,6 +240,56 @@ test_reexec_argv_roundtrip(void **state)
 }
 
 static void
+test_qemu_cell_args(void **state)
+{
+	static const char *const want[] = {
+	    "-m",      "size=65536k",
+	    "-object", "memory-backend-ram,id=cell0,size=22020096",
+	    "-numa",   "node,nodeid=0,cpus=0-1,memdev=cell0",
+	    "-object", "memory-backend-ram,id=cell1,size=22020096",
+	    "-numa",   "node,nodeid=1,cpus=2,memdev=cell1",
+	    "-object", "memory-backend-ram,id=cell2,size=23068672",
+	    "-numa",   "node,nodeid=2,cpus=3,memdev=cell2",
+	};
+	char *argv[] = {"vnuma-load", "--name",     "c",     "--vcpus", "4", "--memory",
+	                "64",         "--workload", "cells", "--cells", "3", NULL};
+	char name_arg[128], *out[11 + 3 + 14];
+	struct load_qemu_args qa;
+	struct load_opts o, back;
+	char err[256];
+
+	assert_int_equal(load_opts_parse(&o, 11, argv, err, sizeof(err)), 0);
+	assert_int_equal(load_qemu_args_build(&o, &qa), 0);
+	assert_int_equal(qa.argc, 14);
+	for (int i = 0; i < qa.argc; i++)
+		assert_string_equal(qa.argv[i], want[i]);
+	/* after the name, before the tool's own options; the result parses to the same options */
+	assert_int_equal(
+	    load_reexec_argv_with(11, argv, "c", name_arg, sizeof(name_arg), qa.argv, qa.argc, out),
+	    0);
+	assert_string_equal(out[2], "guest=c,debug-threads=on");
+	assert_string_equal(out[3], "-m");
+	assert_string_equal(out[16], "node,nodeid=2,cpus=3,memdev=cell2");
+	assert_string_equal(out[17], "--name");
+	assert_null(out[27]);
+	assert_int_equal(load_opts_parse(&back, 27, out, err, sizeof(err)), 0);
+	assert_int_equal(back.vcpus, 4);
+	assert_int_equal(back.cells, 3);
+	assert_true(back.memory_bytes == o.memory_bytes);
+	load_qemu_args_free(&qa);
+	assert_int_equal(qa.argc, 0);
+
+	/* other workloads: no QEMU memory options, the command line as before */
+	assert_int_equal(parse(&o, err, sizeof(err), "--name", "p", "--vcpus", "4", NULL), 0);
+	assert_int_equal(load_qemu_args_build(&o, &qa), 0);
+	assert_int_equal(qa.argc, 0);
+	load_qemu_args_free(&qa);
+	/* a cell needs at least a page of RAM */
+	assert_parse_error("less than a page", "--name", "a", "--vcpus", "300", "--workload",
+	                   "cells", "--cells", "300", "--memory", "1");
+}
+
+static void
 pattern_make(struct load_pattern *p, enum load_workload w, int vcpus, int cells, uint64_t lines)
 {
 	memset(p, 0, sizeof(*p));
@@ -310,6 +361,52 @@ test_cells_split_evenly(void **state)
 				assert_true(count[c] == n / k || count[c] == n / k + 1);
 		}
 	}
+}
+
+static void
+test_cell_ranges(void **state)
+{
+	static const struct {
+		uint64_t lines;
+		int cells;
+		uint64_t unit; /* cells are whole multiples of it */
+	} cases[] = {
+	    {64 * LOAD_MIB_LINES, 3, LOAD_MIB_LINES},               /* 21 + 21 + 22 MiB */
+	    {LOAD_MIB_LINES + LOAD_PAGE_LINES, 2, LOAD_PAGE_LINES}, /* 1 MiB + 4 KiB: pages */
+	    {2 * LOAD_MIB_LINES, 3, LOAD_PAGE_LINES},               /* fewer MiB than cells */
+	    {1000, 2, 1},                                           /* tests only: lines */
+	};
+	struct load_pattern p;
+	struct load_region r, s;
+	int first, nr;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t next = 0, min = UINT64_MAX, max = 0;
+
+		pattern_make(&p, LOAD_WL_CELLS, 4, cases[i].cells, cases[i].lines);
+		for (int c = 0; c < cases[i].cells; c++) {
+			load_pattern_cell_range(&p, c, &r);
+			load_pattern_slice_range(&p, c, &s); /* a cell is its vCPUs' home */
+			assert_true(s.first_line == r.first_line && s.nr_lines == r.nr_lines);
+			assert_true(r.first_line == next);
+			assert_true(r.nr_lines % cases[i].unit == 0);
+			next += r.nr_lines;
+			min = r.nr_lines < min ? r.nr_lines : min;
+			max = r.nr_lines > max ? r.nr_lines : max;
+		}
+		assert_true(next == cases[i].lines);
+		assert_true(max - min <= cases[i].unit);
+	}
+	pattern_make(&p, LOAD_WL_CELLS, 4, 3, 64 * LOAD_MIB_LINES);
+	load_pattern_cell_range(&p, 2, &r);
+	assert_true(r.first_line == 42 * LOAD_MIB_LINES && r.nr_lines == 22 * LOAD_MIB_LINES);
+	/* vCPUs 0-1, 2, 3: contiguous, as -numa cpus=A-B needs */
+	load_pattern_cell_vcpus(&p, 0, &first, &nr);
+	assert_true(first == 0 && nr == 2);
+	load_pattern_cell_vcpus(&p, 1, &first, &nr);
+	assert_true(first == 2 && nr == 1);
+	load_pattern_cell_vcpus(&p, 2, &first, &nr);
+	assert_true(first == 3 && nr == 1);
 }
 
 static void
@@ -469,8 +566,10 @@ main(void)
 	    cmocka_unit_test(test_opts_errors),
 	    cmocka_unit_test(test_qemu_name),
 	    cmocka_unit_test(test_reexec_argv_roundtrip),
+	    cmocka_unit_test(test_qemu_cell_args),
 	    cmocka_unit_test(test_slices_tile_ram),
 	    cmocka_unit_test(test_cells_split_evenly),
+	    cmocka_unit_test(test_cell_ranges),
 	    cmocka_unit_test(test_phases),
 	    cmocka_unit_test(test_adverse_perm_replays_and_moves),
 	    cmocka_unit_test(test_pick_share),
