@@ -33,7 +33,7 @@ struct dvm_counters {
 /* The daemon's record of one VM. */
 struct dvm {
 	int id;
-	char name[64];
+	char name[SNAP_VM_NAME_MAX];
 	bool seen;
 	bool live_policy;        /* policy set with `vnumactl policy` / `migrate` */
 	struct vm_policy policy; /* the live policy when live_policy */

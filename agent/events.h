@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "policy/model.h"
+
 struct json_object;
 
 #define EVENTS_RING 4096
@@ -17,7 +19,7 @@ struct event {
 	uint64_t seq;  /* from 1, increasing */
 	double time_s; /* host clock */
 	int vm_id;     /* -1: host-wide */
-	char vm[64];
+	char vm[SNAP_VM_NAME_MAX];
 	char kind[16]; /* pin, flip, move, bind, sampling, arrive, leave, policy, ... */
 	char rule[24];
 	char text[128];

@@ -178,7 +178,7 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 	int from = ev->vcpu_node[v];
 	struct plan_pin *pin;
 	struct eng_slot *p;
-	char text[256];
+	char text[ENGINE_TEXT_LEN];
 
 	if (!nodemask_test(vm->policy.nodes, from)) {
 		/* Outside its policy's nodes: the policy wins over load, dwell and flips. */
@@ -228,7 +228,7 @@ static int
 engine_hold_vcpu(struct eng_vm *ev, const struct snap_vm *vm, int v, int to,
                  const struct snapshot *snap, struct plan *plan)
 {
-	char text[256];
+	char text[ENGINE_TEXT_LEN];
 
 	if (ev->vcpu_pinned_s[v] == snap->now_s || !engine_vcpu_may_go(ev, vm, to) ||
 	    (vm->vcpus[v].allowed_nodes & nodemask_all_of(snap->nr_nodes) & ~nodemask_of(to)) == 0)
@@ -393,7 +393,7 @@ engine_rehome(struct engine *e, struct eng_vm *ev, struct eng_group *g, const st
               int d, const struct snapshot *snap, struct plan *plan)
 {
 	int n = nodemask_first(g->home);
-	char text[256];
+	char text[ENGINE_TEXT_LEN];
 
 	snprintf(text, sizeof(text), "node %d overloaded (%.1f CPUs wanted of %d): %s to node %d",
 	         n, e->node_load[n], snap->nodes[n].nr_cpus, vm->name, d);

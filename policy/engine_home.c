@@ -440,7 +440,7 @@ static void
 engine_group_emit(const struct engine *e, struct eng_vm *ev, const struct eng_group *g,
                   const struct snap_vm *vm, double now_s, struct plan *plan)
 {
-	char text[256], nodes[32];
+	char text[ENGINE_TEXT_LEN], nodes[32];
 	struct plan_mem_bind *b;
 
 	nodemask_format(g->home, nodes, sizeof(nodes));

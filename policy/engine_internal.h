@@ -51,6 +51,8 @@
 /* Caps per rebalance: groups re-homed by spread, vCPU moves and flips by compress. */
 #define ENGINE_SPREAD_PER_ROUND   2
 #define ENGINE_COMPRESS_PER_ROUND 64
+/* Room for a reason's text before plan_reason_set cuts it: two whole VM names and words. */
+#define ENGINE_TEXT_LEN 1024
 /* A round's budgets assume at least / at most this much time since the previous one. */
 #define ENGINE_ROUND_MIN_S 0.1
 #define ENGINE_ROUND_MAX_S 10.0
@@ -108,7 +110,7 @@ struct eng_vm {
 	int snap_idx; /* index in the current snapshot */
 	bool seen;
 	int nr_vcpus, nr_nodes;
-	char name[64];
+	char name[SNAP_VM_NAME_MAX];
 	/* stats */
 	uint64_t *fault_prev; /* nr_vcpus x nr_nodes: last counter levels seen */
 	double *fault_avg;    /* nr_vcpus x nr_nodes: decayed average of new faults (pages) */

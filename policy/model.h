@@ -53,9 +53,16 @@ struct snap_cell {
 	uint64_t mem_mib;
 };
 
+/*
+ * Room for a VM's name with its NUL: names of up to 255 bytes are kept whole, as in vnumad's
+ * state file (agent/state.h).  A longer one is cut, and a VM that libvirt knows only by its
+ * whole name cannot be pinned through libvirt.
+ */
+#define SNAP_VM_NAME_MAX 256
+
 struct snap_vm {
 	int id; /* stable for the VM's lifetime (the QEMU pid on Linux) */
-	char name[64];
+	char name[SNAP_VM_NAME_MAX];
 	double uptime_s; /* 0 on the call made when the VM arrives */
 	int nr_vcpus;
 	struct snap_vcpu *vcpus;

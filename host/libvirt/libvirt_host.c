@@ -52,7 +52,7 @@ struct lvh_dom {
 /* A VM of the last snapshot that is a domain: its id and its vCPUs' nodes. */
 struct lvh_vm {
 	int id;
-	char name[64];
+	char name[SNAP_VM_NAME_MAX];
 	int nr_vcpus;
 	uint64_t *vcpu_nodes; /* node indexes each vCPU may run on */
 	int *vcpu_index;      /* per snapshot position: libvirt's vCPU number (QEMU's "CPU n") */

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "host/linux/qemu_numa.h"
+#include "policy/model.h"
 
 /*
  * A mapping counts as guest RAM when it holds at least 1/LINUX_RAM_MAP_FRACTION of the largest
@@ -39,7 +40,7 @@
  */
 #define LINUX_RAM_MAP_FRACTION 8
 /* Length of a VM name we keep, with its NUL (struct snap_vm.name has 64 bytes). */
-#define LINUX_VM_NAME_MAX 64
+#define LINUX_VM_NAME_MAX SNAP_VM_NAME_MAX /* policy/model.h */
 
 struct linux_vm_vcpu {
 	int index; /* n of "CPU n/KVM" */

@@ -49,6 +49,23 @@ test_name_parse(void **state)
 	assert_false(linux_qemu_name_parse("", name));
 }
 
+/* Names are kept whole up to 255 bytes (libvirt's long domain names), cut beyond. */
+static void
+test_name_parse_long(void **state)
+{
+	char name[LINUX_VM_NAME_MAX], value[400], want[300];
+
+	(void)state;
+	memset(want, 'n', 255);
+	want[255] = '\0';
+	snprintf(value, sizeof(value), "guest=%s,debug-threads=on", want);
+	assert_true(linux_qemu_name_parse(value, name));
+	assert_string_equal(name, want);
+	snprintf(value, sizeof(value), "guest=%sXYZ,debug-threads=on", want);
+	assert_true(linux_qemu_name_parse(value, name));
+	assert_string_equal(name, want);
+}
+
 static void
 test_mem_parse(void **state)
 {
@@ -398,11 +415,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_name_parse),       cmocka_unit_test(test_mem_parse),
-	    cmocka_unit_test(test_vcpu_comm),        cmocka_unit_test(test_cpu_use),
-	    cmocka_unit_test(test_discover_fixture), cmocka_unit_test(test_probe_fixture),
-	    cmocka_unit_test(test_probe_tiering),    cmocka_unit_test(test_snapshot_fixture),
-	    cmocka_unit_test(test_missing_root),     cmocka_unit_test(test_live),
+	    cmocka_unit_test(test_name_parse),
+	    cmocka_unit_test(test_name_parse_long),
+	    cmocka_unit_test(test_mem_parse),
+	    cmocka_unit_test(test_vcpu_comm),
+	    cmocka_unit_test(test_cpu_use),
+	    cmocka_unit_test(test_discover_fixture),
+	    cmocka_unit_test(test_probe_fixture),
+	    cmocka_unit_test(test_probe_tiering),
+	    cmocka_unit_test(test_snapshot_fixture),
+	    cmocka_unit_test(test_missing_root),
+	    cmocka_unit_test(test_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
