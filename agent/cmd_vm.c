@@ -109,6 +109,14 @@ static const struct cmd_column cmd_vcpu_columns[] = {
     {"allowed", "allowed", CMD_CELL_TEXT, 0, false}, {"pinned", "pinned", CMD_CELL_TEXT, 0, false},
 };
 
+static const struct cmd_column cmd_cell_columns[] = {
+    {"cell", "cell", CMD_CELL_TEXT, 0, true},
+    {"vcpus", "vcpus", CMD_CELL_TEXT, 0, false},
+    {"mem_start_mib", "start_mib", CMD_CELL_TEXT, 0, true},
+    {"memory_mib", "memory_mib", CMD_CELL_TEXT, 0, true},
+    {"home", "home", CMD_CELL_TEXT, 0, false},
+};
+
 /* "error: ... (the default policy is used)" when the VM's policy XML was refused. */
 static void
 cmd_policy_error_render(struct util_buf *buf, struct json_object *data, int indent)
@@ -148,6 +156,7 @@ void
 cmd_vminfo_render(struct util_buf *buf, struct json_object *data)
 {
 	struct json_object *resident = cmd_resident_records(cmd_json_array(data, "resident_mib"));
+	struct json_object *cells = cmd_json_array(data, "cells"); /* none from older daemons */
 
 	cmd_fields_render(buf, cmd_vminfo_fields, CMD_NR(cmd_vminfo_fields), data, 0);
 	util_buf_printf(buf, "\npolicy:\n");
@@ -158,6 +167,10 @@ cmd_vminfo_render(struct util_buf *buf, struct json_object *data)
 	util_buf_printf(buf, "\nvcpus:\n");
 	cmd_table_render(buf, cmd_vcpu_columns, CMD_NR(cmd_vcpu_columns),
 	                 cmd_json_array(data, "vcpu"));
+	if (cells != NULL && json_object_array_length(cells) > 0) {
+		util_buf_printf(buf, "\nguest cells:\n");
+		cmd_table_render(buf, cmd_cell_columns, CMD_NR(cmd_cell_columns), cells);
+	}
 	util_buf_printf(buf, "\ncounters:\n");
 	cmd_counters_render(buf, cmd_json_get(data, "counters"), "  ");
 	json_object_put(resident);

@@ -93,6 +93,54 @@ hv_vcpus(const struct daemon *d, const struct snap_vm *vm)
 	return arr;
 }
 
+/* The vCPUs (positions, as in "vcpu") of cell c, as ranges: "0-3,8". */
+static void
+hv_cell_vcpus(const struct snap_vm *vm, int c, struct util_buf *buf)
+{
+	for (int v = 0; v < vm->nr_vcpus; v++) {
+		int last = v;
+
+		if (vm->vcpu_cell[v] != c)
+			continue;
+		while (last + 1 < vm->nr_vcpus && vm->vcpu_cell[last + 1] == c)
+			last++;
+		util_buf_printf(buf, "%s%d", buf->len ? "," : "", v);
+		if (last > v)
+			util_buf_printf(buf, "-%d", last);
+		v = last;
+	}
+}
+
+/* The guest's vNUMA cells: vCPUs, guest-physical range and the home vnumad gave each. */
+static struct json_object *
+hv_cells(const struct daemon *d, const struct snap_vm *vm)
+{
+	struct json_object *arr = json_object_new_array();
+	char nodes[32];
+
+	for (int c = 0; c < vm->nr_cells; c++) {
+		struct json_object *o = json_object_new_object();
+		struct util_buf vcpus = {0};
+		uint64_t home = engine_report_cell_home(d->eng, vm->id, c);
+
+		hv_cell_vcpus(vm, c, &vcpus);
+		json_object_object_add(o, "cell", json_object_new_int(c));
+		json_object_object_add(o, "vcpus",
+		                       json_object_new_string(vcpus.len ? vcpus.data : ""));
+		json_object_object_add(o, "mem_start_mib",
+		                       json_object_new_int64((int64_t)vm->cells[c].mem_start_mib));
+		json_object_object_add(o, "memory_mib",
+		                       json_object_new_int64((int64_t)vm->cells[c].mem_mib));
+		json_object_object_add(
+		    o, "home",
+		    json_object_new_string(home ? nodemask_format(home, nodes, sizeof(nodes))
+		                                : "-"));
+		json_object_array_add(arr, o);
+		free(vcpus.data);
+	}
+	return arr;
+}
+
 enum proto_status
 h_vminfo(HANDLER_ARGS)
 {
@@ -122,6 +170,7 @@ h_vminfo(HANDLER_ARGS)
 	json_object_object_add(o, "pending_mib",
 	                       json_object_new_int64((int64_t)vm->mig_pending_mib));
 	json_object_object_add(o, "vcpu", hv_vcpus(d, vm));
+	json_object_object_add(o, "cells", hv_cells(d, vm));
 	if (v != NULL)
 		json_object_object_add(o, "counters", handlers_counters(&v->c));
 	*data = o;

@@ -285,6 +285,19 @@ engine_configure(void *state, double rate_mib_s, double rebalance_period_s)
 		e->rebalance_period_s = rebalance_period_s;
 }
 
+uint64_t
+engine_report_cell_home(void *state, int vm_id, int cell)
+{
+	struct eng_vm *ev = engine_vm_lookup(state, vm_id);
+
+	if (ev == NULL || !ev->placed || ev->nr_groups == 0)
+		return 0;
+	for (int i = 0; i < ev->nr_groups; i++)
+		if (ev->groups[i].cell == cell)
+			return ev->groups[i].home;
+	return ev->nr_groups == 1 ? ev->groups[0].home : 0;
+}
+
 int
 engine_report_vm(void *state, int vm_id, struct engine_vm_report *r)
 {

@@ -25,6 +25,12 @@ struct engine_vm_report {
 	double fault_pages; /* smoothed fault level */
 };
 
+/*
+ * The home nodes of the group that holds guest cell `cell` of the VM: the cell's own group
+ * (placement='cells'), else the VM's one group.  0 when the engine does not know it.
+ */
+uint64_t engine_report_cell_home(void *state, int vm_id, int cell);
+
 /* New tunables (values <= 0 keep the current one). */
 void engine_configure(void *state, double rate_mib_s, double rebalance_period_s);
 /* 0, or -ENOENT when the engine does not know the VM. */

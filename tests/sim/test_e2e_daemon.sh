@@ -138,6 +138,10 @@ check "$(jctl policy batch-etl)" '.source == "file" and .policy.mode == "advisor
 	.policy.priority == 70' "policy file by pattern"
 check "$(jctl policy hpc-wide)" '.source == "host" and .policy.placement == "cells" and
 	.policy.priority == 50' "a VM's own policy beats the policy files"
+check "$(jctl vminfo hpc-wide)" '(.cells | length) == 2 and .cells[0].vcpus == "0-11" and
+	.cells[1].vcpus == "12-23" and ([.cells[].memory_mib] | add) == .memory_mib and
+	.cells[0].home != "-" and .cells[0].home != .cells[1].home' \
+	"vminfo: each guest cell with its vCPUs, memory and its own home"
 check "$(jctl policy analytics)" '.source == "file" and .policy.priority == 20' "catch-all file"
 check "$(jctl policy jump-host)" '.source == "file" and .policy_ok == false and
 	(.policy_error | test("jump-host.xml.*mode"))' "a broken policy file shows its error"
