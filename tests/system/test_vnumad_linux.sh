@@ -7,12 +7,18 @@
 #
 #   2 nodes x 2 CPUs x 2 GiB:   a: 2 vCPUs 384 MiB, b: 1 vCPU 320 MiB, c: 1 vCPU 320 MiB
 #                               (four busy vCPUs on four CPUs: a on one node, b and c on the other)
-#   4 nodes x 2 CPUs x 1.5 GiB: a, b, c: 2 vCPUs 320 MiB each (six busy vCPUs on eight CPUs)
+#   4 nodes x 2 CPUs x 1.5 GiB: a, b: 2 vCPUs 320 MiB each; d: 4 vCPUs 320 MiB in two guest
+#                               cells of 2 vCPUs and 160 MiB (vnuma-load --workload cells,
+#                               which shows QEMU's -numa options), placement='cells' by a policy
+#                               file (eight busy vCPUs on eight CPUs: a, b and each cell of d
+#                               on a node of their own)
 #
 # Passes when, within CONVERGE_LIMIT_S (2 nodes) or CONVERGE_LIMIT4_S (4 nodes) seconds of
 # vnumad's resume:
 #   - every VM is whole in STABLE_SAMPLES samples in a row, to the end of the run: all its vCPU
 #     threads last ran on one node and >= 90 % of its resident guest RAM (numa_maps) is there;
+#     for d, each cell's vCPUs on one node, no two cells on the same node, and at the end
+#     >= 90 % of each cell's RAM on its cell's node (vnuma-load's own count: vl_cells_check);
 #   - vnumad's host counters (vnumactl stats) show hint_faults > 0 and pages_migrated > 0;
 #   - no node's MemFree went below MIN_FREE_PCT % of its MemTotal in any sample (the watermark);
 #   - vnumad ran throughout and exited with status 0 on SIGTERM.
@@ -20,10 +26,6 @@
 # (vnumad.log, what vnumactl said, the samples) on failure and names their directory.
 # Skips (77) only when QEMU or the kernel is missing.  About 4 minutes for the 2-node boot and
 # 6 for the 4-node one; VNUMAD_SYSTEM_4NODE=0 leaves the latter out (see the end).
-#
-# Not covered: the cell-placed VM of the issue (one vnuma-load VM with --workload cells, each
-# cell on one node).  vnumad learns a VM's cells from libvirt or QEMU's -numa options, and
-# vnuma-load has neither, so to vnumad it is a plain VM.
 #
 # `test_vnumad_linux.sh --guest NODES OUTDIR` is the part that runs inside the guest.
 set -u
@@ -61,7 +63,7 @@ guest_vms_start() {
 	*)
 		vl_vm_start a 2 320 0
 		vl_vm_start b 2 320 0
-		vl_vm_start c 2 320 0
+		vl_vm_start d 4 320 0 --workload cells --cells 2
 		;;
 	esac
 }
@@ -179,10 +181,14 @@ guest_main() {
 	vl_init
 	vl_say "nodes: $VL_NODES; CPUs: $VL_CPU_NODE"
 	vl_balancing 0
+	# d (4-node boot) is placed by cells, as its policy file says.
+	mkdir -p "$VD/policy.d"
+	echo "<vnuma:policy xmlns:vnuma='http://vnumad.org/schemas/policy/1.0' placement='cells'/>" \
+		>"$VD/policy.d/d.xml"
 	# vnumad runs before the VMs start, as an administrator's does, paused until t0: started
 	# after them it lost 5-50 s to loading its shared libraries under TCG, while the kernel's
 	# balancing, already on, could move every page before vnumad moved one.
-	if ! vl_vnumad_start "$VD" "log_level = debug" ||
+	if ! vl_vnumad_start "$VD" "log_level = debug" "policy_dir = $VD/policy.d" ||
 		! vl_ctl_retry "$VL_DAEMON_WAIT_S" pause >/dev/null; then
 		echo "FAIL: vnumad --host linux did not start"
 		vl_vnumad_stop
@@ -213,6 +219,11 @@ guest_main() {
 	echo
 	guest_checks "$nodes" "$limit"
 	vl_vms_stop
+	if [ "$nodes" -eq 4 ]; then
+		vl_cells_check d "$S" || fail "VM d's guest cells are not each whole on a node of its own"
+		grep -q '"placement": *"cells"' "$VD/ctl-vminfo-d.json" ||
+			fail "vnumad did not apply d's policy file (placement='cells'): $(cat "$VD/ctl-vminfo-d.json")"
+	fi
 	if [ $FAILED = yes ]; then
 		echo "---- the last 40 lines of vnumad.log"
 		tail -n 40 "$VD/vnumad.log"

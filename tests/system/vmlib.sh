@@ -24,8 +24,12 @@
 # - vcpu_cpus / vcpu_nodes: per vCPU thread (comm "CPU n/KVM", in vCPU order), the CPU it last
 #   ran on (field 39 of /proc/PID/task/TID/stat) and that CPU's node (nodeN/cpulist).
 # - allowed: per vCPU, the nodes its Cpus_allowed_list touches, joined by +.
-# - node: the node every vCPU last ran on, or - when they are on different nodes.
-# - on_node: the fraction of ram_mib on that node (0 when node is -).
+# - node: the node every vCPU last ran on, or - when they are on different nodes.  A VM started
+#   with --cells K (K > 1; vCPU v in cell v * K / vcpus, as vnuma-load has it): the node each
+#   cell's vCPUs last ran on, joined by + in cell order, when every cell's vCPUs share a node
+#   and no two cells share one; else -.
+# - on_node: the fraction of ram_mib on that node (on those nodes for a VM with cells; which
+#   cell's RAM is where, vnuma-load's own summary says: vl_cells_check); 0 when node is -.
 # - locality: for each vCPU the fraction of the VM's resident RAM on the node it last ran on,
 #   averaged over the vCPUs: 1 when every vCPU sits with all of the RAM.
 # - host locality: the VMs' locality averaged with their ram_mib as weights.
@@ -84,8 +88,8 @@ VL_NUMAD_CLOCK_S=3600
 VL_DAEMON_WAIT_S=60
 
 VL_DIR=${VL_DIR:-${TMPDIR:-/tmp}/vmlib}
-VL_VMS=''     # "name:pid:mem_mib" words, in start order
-VL_SPEC=''    # "name pid task...;" per VM, once they are ready (vl_vms_wait)
+VL_VMS=''     # "name:pid:mem_mib:cells" words, in start order
+VL_SPEC=''    # "name pid cells task...;" per VM, once they are ready (vl_vms_wait)
 VL_T0=0       # guest uptime at the start of the measured run (VL_T0_CS: in hundredths)
 VL_T0_CS=0
 VL_SAMPLER='' # pid of the background sampler (VL_SAMPLER_CLOCK: its vmstat)
@@ -173,14 +177,20 @@ vl_balancing() {
 # ---- VMs ----------------------------------------------------------------------------------
 
 # vl_vm_start NAME VCPUS MEM_MIB NODE [OPTION]...: a vnuma-load VM, output in VL_DIR/NAME.out.
+# "--cells K" among the options (with --workload cells) makes it a VM with K guest cells.
 vl_vm_start() {
 	name=$1 vcpus=$2 mem=$3 node=$4
 	shift 4
 	load=${VNUMAD_BINDIR:?}/guest-tools/vnuma-load
 	[ -x "$load" ] || vl_die "$load is not built"
+	cells=1 prev=''
+	for o in "$@"; do
+		[ "$prev" != --cells ] || cells=$o
+		prev=$o
+	done
 	"$load" --name "$name" --vcpus "$vcpus" --memory "$mem" --node "$node" "$@" \
 		>"$VL_DIR/$name.out" 2>&1 &
-	VL_VMS="$VL_VMS $name:$!:$mem"
+	VL_VMS="$VL_VMS $name:$!:$mem:$cells"
 }
 
 # The vCPU task directories of PID in vCPU order ("CPU 0/KVM" first), space-separated, in
@@ -205,8 +215,8 @@ vl_vcpu_tasks() {
 	done
 }
 
-# Wait until every VM has its vCPU threads, then note them in VL_SPEC ("name pid task...;" per
-# VM) for the sampler.
+# Wait until every VM has its vCPU threads, then note them in VL_SPEC ("name pid cells
+# task...;" per VM) for the sampler.
 vl_vms_wait() {
 	vl_cs
 	t_start=$VL_CS
@@ -222,7 +232,7 @@ vl_vms_wait() {
 				vl_die "VM $name has not touched its RAM after $VL_TOUCH_WAIT_S s"
 			sleep 0.5
 		done
-		VL_SPEC="$VL_SPEC$name $pid$VL_TASKS;"
+		VL_SPEC="$VL_SPEC$name $pid ${v##*:}$VL_TASKS;"
 	done
 	vl_say "VMs ready after $(vl_since "$t_start") s:$VL_VMS"
 }
@@ -238,6 +248,49 @@ vl_vms_stop() {
 		wait "${pid%%:*}" 2>/dev/null
 	done
 	VL_VMS='' VL_SPEC=''
+}
+
+# vl_cells_check NAME FILE: after vl_vms_stop, whether each guest cell of VM NAME has its RAM
+# where its vCPUs are: the node of each cell in the last sample of FILE (node=A+B...), and
+# >= VL_WHOLE_FRACTION of the cell's RAM there by vnuma-load's own summary (it asks the kernel
+# where each page of each cell lies, so this does not depend on which mapping is which cell).
+# One line per cell; status 1 when some cell is not whole.
+vl_cells_check() {
+	awk -v name="$1" -v whole=$VL_WHOLE_FRACTION -v out="$VL_DIR/$1.out" '
+	$1 == "vm" && $0 ~ (" name=" name " ") {
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^node=/)
+				node = substr($i, 6)
+	}
+	END {
+		k = node == "-" || node == "" ? 0 : split(node, cn, "+")
+		bad = 0
+		ncell = 0
+		while ((getline l < out) > 0) {
+			if (l !~ /^summary cell=/)
+				continue
+			split(l, w, " ")
+			c = substr(w[2], 6) + 0
+			m = w[5]
+			sub(/^mem_nodes=/, "", m)
+			share = 0
+			if (c + 1 <= k) {
+				n = split(m, parts, ",")
+				for (j = 1; j <= n; j++) {
+					split(parts[j], nv, ":")
+					if (nv[1] == cn[c + 1])
+						share = nv[2] / 100
+				}
+			}
+			ok = c + 1 <= k && share >= whole
+			bad += !ok
+			ncell++
+			printf "VM %s cell %d: vCPUs %s on node %s, RAM per node (%%) %s: %s\n", name, c, substr(w[3], 7), c + 1 <= k ? cn[c + 1] : "- (its vCPUs apart, or with another cell)", m, ok ? "whole" : "NOT whole"
+		}
+		if (ncell == 0)
+			print "VM " name ": no cell lines in its summary"
+		exit (bad > 0 || ncell == 0)
+	}' "$2"
 }
 
 # ---- Measuring ----------------------------------------------------------------------------
@@ -299,9 +352,30 @@ function cpus_nodes(s,    k, r, i, b, c, seen, out, j) {
 			out = out (out == "" ? "" : "+") nodel[j]
 	return out == "" ? "-" : out
 }
-# One vm line for VM spec s ("name pid task..."); returns its RAM MiB, its locality in vloc,
-# whether it is whole in vwhole.
-function vm_sample(s, t,    f, nf, ram, j, total, rs, cpus, vn, al, common, loc, nvc, i, st, x, cpu, node, allowed, fs, l, on) {
+# The nodes the vCPUs of each cell of a VM with K cells share, joined by + in cell order, or -
+# (the vCPUs of a cell apart, or two cells on one node); vnode[1..n] are the nodes of the vCPUs.
+function cells_node(vnode, n, K,    c, i, cn, used, out) {
+	split("", cn)
+	for (i = 1; i <= n; i++) {
+		c = int((i - 1) * K / n)
+		if (!(c in cn))
+			cn[c] = vnode[i]
+		else if (cn[c] != vnode[i])
+			return "-"
+	}
+	out = ""
+	split("", used)
+	for (c = 0; c < K; c++) {
+		if (!(c in cn) || cn[c] < 0 || (cn[c] in used))
+			return "-"
+		used[cn[c]] = 1
+		out = out (c ? "+" : "") cn[c]
+	}
+	return out
+}
+# One vm line for VM spec s ("name pid cells task..."); returns its RAM MiB, its locality in
+# vloc, whether it is whole in vwhole.
+function vm_sample(s, t,    f, nf, ram, j, total, rs, cpus, vn, al, common, loc, nvc, i, st, x, cpu, node, allowed, fs, l, on, vnode, cn, k) {
 	nf = split(s, f, " ")
 	for (j = 1; j <= nn; j++)
 		ram[nodel[j]] = 0
@@ -314,7 +388,7 @@ function vm_sample(s, t,    f, nf, ram, j, total, rs, cpus, vn, al, common, loc,
 	}
 	cpus = vn = al = common = ""
 	loc = nvc = 0
-	for (i = 3; i <= nf; i++) {
+	for (i = 4; i <= nf; i++) {
 		st = readline(f[i] "/stat")
 		cpu = -1
 		if (st != "") {
@@ -333,6 +407,7 @@ function vm_sample(s, t,    f, nf, ram, j, total, rs, cpus, vn, al, common, loc,
 		close(fs)
 		cpus = cpus (nvc ? "," : "") cpu
 		vn = vn (nvc ? "," : "") node
+		vnode[nvc + 1] = node
 		al = al (nvc ? "/" : "") allowed
 		if (nvc == 0)
 			common = node
@@ -347,6 +422,13 @@ function vm_sample(s, t,    f, nf, ram, j, total, rs, cpus, vn, al, common, loc,
 	if (common == "" || common == -1)
 		common = "-"
 	on = (common != "-" && total > 0) ? ram[common] / total : 0
+	if (f[3] + 0 > 1) {
+		common = cells_node(vnode, nvc, f[3] + 0)
+		on = 0
+		k = split(common, cn, "+")
+		for (j = 1; common != "-" && j <= k && total > 0; j++)
+			on += ram[cn[j]] / total
+	}
 	printf "vm t=%.1f name=%s pid=%s ram_mib=%.1f ram=%s vcpu_cpus=%s vcpu_nodes=%s allowed=%s node=%s on_node=%.3f locality=%.3f\n", t, f[1], f[2], total, rs, cpus, vn, al, common, on, loc
 	vloc = loc
 	vwhole = (common != "-" && on >= whole)
