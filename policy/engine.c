@@ -210,8 +210,8 @@ engine_arrival_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Homes for VMs that have none (new, or their policy changed). */
-static void
+/* Homes for VMs that have none (new, or their policy changed); returns how many. */
+static int
 engine_place_homeless(struct engine *e, const struct snapshot *snap, struct plan *plan)
 {
 	struct engine_arrival *a = xcalloc((size_t)snap->nr_vms + 1, sizeof(*a));
@@ -231,18 +231,20 @@ engine_place_homeless(struct engine *e, const struct snapshot *snap, struct plan
 	for (int i = 0; i < nr; i++)
 		engine_home_place(e, snap, a[i].ev, a[i].vm, plan);
 	free(a);
+	return nr;
 }
 
 static int
 engine_decide(void *state, const struct snapshot *snap, struct plan *plan)
 {
 	struct engine *e = state;
+	bool placed;
 
 	if (e == NULL || snap->nr_nodes > UTIL_MAX_NODES)
 		return -EINVAL;
 	engine_observe(e, snap);
 	engine_nodes_init(e, snap);
-	engine_place_homeless(e, snap, plan);
+	placed = engine_place_homeless(e, snap, plan) > 0;
 	/* Budgets follow the time that really passed (the daemon's period is configurable). */
 	e->round_s = e->last_now_s < 0 ? ENGINE_SAMPLE_PERIOD_S : snap->now_s - e->last_now_s;
 	if (e->round_s < ENGINE_ROUND_MIN_S)
@@ -251,7 +253,8 @@ engine_decide(void *state, const struct snapshot *snap, struct plan *plan)
 		e->round_s = ENGINE_ROUND_MAX_S;
 	e->last_now_s = snap->now_s;
 	e->round_budget_mib = e->rate_mib_s * e->round_s;
-	if (snap->now_s - e->last_rebalance_s >= e->rebalance_period_s - 1e-9) {
+	/* A VM given a home this round is held or moved there at once, not a period later. */
+	if (placed || snap->now_s - e->last_rebalance_s >= e->rebalance_period_s - 1e-9) {
 		engine_spread(e, snap, plan);
 		engine_compress(e, snap, plan);
 		e->last_rebalance_s = snap->now_s;

@@ -213,7 +213,8 @@ test_home_reservation(void **state)
  * (2 vCPUs, 384 MiB) starts next to it, its vCPUs one on each node: seen before it touched its
  * RAM, it is homed on node 1, where the CPUs are free.  Then A touches all its RAM on node 0.
  * Handed over in one round, the bigger A is placed first, where its RAM now is, and only B's
- * smaller RAM moves.
+ * smaller RAM moves; their vCPUs are pinned in the round they are placed, not a rebalance
+ * period later.
  */
 static void
 test_home_afresh_when_handed_over(void **state)
@@ -232,7 +233,14 @@ test_home_afresh_when_handed_over(void **state)
 	assert_int_equal(engine_vm_lookup(hw->engine, a->id)->groups[0].home, nodemask_of(1));
 	a->resident[0] = 384;
 	run_until(hw, hw->now_s + 4);
+	/* Handed over one round after a rebalance: placed and pinned in that same round. */
+	while (((struct engine *)hw->engine)->last_rebalance_s != hw->now_s - 1)
+		hw_step(hw);
 	a->policy.mode = b->policy.mode = VM_POLICY_MODE_AUTO;
+	hw_decide(hw);
+	assert_non_null(plan_find_pin(&hw->plan, a->id, 1)); /* its vCPU on node 1 goes home */
+	assert_non_null(plan_find_pin(&hw->plan, b->id, 0));
+	hw_apply(hw);
 	run_until(hw, hw->now_s + 120);
 	assert_int_equal(hw_vm_vcpu_nodes(a), nodemask_of(0));
 	assert_int_equal(hw_vm_vcpu_nodes(b), nodemask_of(1));
