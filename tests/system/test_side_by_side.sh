@@ -79,6 +79,9 @@ guest_policy_start() {
 	kernel) vl_balancing 1 ;;
 	numad) vl_numad_start -i 15 -u 100 ;;
 	vnumad)
+		# The sampler watches vnumad (its state and kernel stack in "daemon" lines): it
+		# started before the sampler, which did not know it yet.
+		[ -z "$VL_WATCH" ] || [ -z "$VL_VNUMAD_PID" ] || echo "$VL_VNUMAD_PID" >"$VL_WATCH"
 		vl_balancing 1
 		[ -n "$VL_VNUMAD_PID" ] && vl_ctl resume >/dev/null
 		;;
@@ -86,10 +89,10 @@ guest_policy_start() {
 }
 
 # Before the VMs start: vnumad is started, and paused until t0 (it watches but does not act).
-# An administrator's vnumad runs before the VMs do; started after them, it would lose 5-50 s
-# to the emulation (60 shared libraries, most of them libvirt's, take that long to load under
-# TCG with the VMs running), time in which the kernel's balancing, on for vnumad's run, would
-# work alone.
+# An administrator's vnumad runs before the VMs do; started after them, it would lose seconds
+# to the emulation (before the libvirt backend became a module, 60 shared libraries took 5-50
+# s to load under TCG with the VMs running), time in which the kernel's balancing, on for
+# vnumad's run, would work alone.
 guest_policy_prepare() {
 	case $1 in
 	vnumad)
