@@ -335,15 +335,17 @@ engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan
 	engine_rehome_majority(e, snap);
 	o = engine_order_build(e, snap, &nr);
 	engine_where_build(e, snap, &w);
-	for (int i = 0; i < nr && done < ENGINE_COMPRESS_PER_ROUND; i++)
-		for (int v = 0; v < o[i].vm->nr_vcpus && done < ENGINE_COMPRESS_PER_ROUND; v++) {
+	/* Moves and flips up to the cap; holds (which move nothing) for every vCPU at home. */
+	for (int i = 0; i < nr; i++)
+		for (int v = 0; v < o[i].vm->nr_vcpus; v++) {
 			int to = engine_vcpu_want(o[i].ev, o[i].vm, v);
 
-			if (to >= 0 && to != o[i].ev->vcpu_node[v])
+			if (to >= 0 && to != o[i].ev->vcpu_node[v] &&
+			    done < ENGINE_COMPRESS_PER_ROUND)
 				done += engine_compress_vcpu(e, &w, o[i].ev, o[i].vm, v, to, snap,
 				                             plan);
-			else if (to >= 0)
-				engine_hold_vcpu(o[i].ev, o[i].vm, v, to, snap, plan); /* no move */
+			else if (to >= 0 && to == o[i].ev->vcpu_node[v])
+				engine_hold_vcpu(o[i].ev, o[i].vm, v, to, snap, plan);
 		}
 	engine_where_free(&w);
 	free(o);
