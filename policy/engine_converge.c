@@ -329,13 +329,13 @@ void
 engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan)
 {
 	struct eng_where w;
-	int nr, done = 0;
+	int nr, done = 0, held = 0;
 	struct eng_order *o;
 
 	engine_rehome_majority(e, snap);
 	o = engine_order_build(e, snap, &nr);
 	engine_where_build(e, snap, &w);
-	/* Moves and flips up to the cap; holds (which move nothing) for every vCPU at home. */
+	/* Moves and flips up to their cap; holds (which move nothing) up to theirs. */
 	for (int i = 0; i < nr; i++)
 		for (int v = 0; v < o[i].vm->nr_vcpus; v++) {
 			int to = engine_vcpu_want(o[i].ev, o[i].vm, v);
@@ -344,8 +344,9 @@ engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan
 			    done < ENGINE_COMPRESS_PER_ROUND)
 				done += engine_compress_vcpu(e, &w, o[i].ev, o[i].vm, v, to, snap,
 				                             plan);
-			else if (to >= 0 && to == o[i].ev->vcpu_node[v])
-				engine_hold_vcpu(o[i].ev, o[i].vm, v, to, snap, plan);
+			else if (to >= 0 && to == o[i].ev->vcpu_node[v] &&
+			         held < ENGINE_HOLDS_PER_ROUND)
+				held += engine_hold_vcpu(o[i].ev, o[i].vm, v, to, snap, plan);
 		}
 	engine_where_free(&w);
 	free(o);

@@ -51,6 +51,12 @@
 /* Caps per rebalance: groups re-homed by spread, vCPU moves and flips by compress. */
 #define ENGINE_SPREAD_PER_ROUND   2
 #define ENGINE_COMPRESS_PER_ROUND 64
+/*
+ * Home-node holds per rebalance (engine_converge.c).  Default 512: a hold is one affinity
+ * change, about a millisecond through libvirt, so a round stays under a second even when
+ * vnumad starts on a host of thousands of unpinned vCPUs; the rest follow in later rounds.
+ */
+#define ENGINE_HOLDS_PER_ROUND 512
 /* Room for a reason's text before plan_reason_set cuts it: two whole VM names and words. */
 #define ENGINE_TEXT_LEN 1024
 /* A round's budgets assume at least / at most this much time since the previous one. */
