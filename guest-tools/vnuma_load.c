@@ -43,10 +43,9 @@
 /* First touch in chunks of this many bytes, checking for SIGTERM between two. */
 #define LOAD_TOUCH_CHUNK ((size_t)64 << 20)
 /*
- * Each RAM mapping is aligned to this (bytes), a huge page on x86-64, as QEMU aligns its RAM;
- * before, between and after the mappings lie inaccessible guards of the same size (QEMU leaves
- * a guard page after each), so the kernel never merges a cell with its neighbour or with
- * another mapping of the process.
+ * Each RAM mapping is aligned to this (bytes), a huge page on x86-64, as QEMU aligns its RAM
+ * (QEMU_VMALLOC_ALIGN), and followed by one inaccessible guard page, as QEMU leaves after each
+ * RAM block, so the kernel never merges a cell with its neighbour or another mapping.
  */
 #define LOAD_RAM_ALIGN ((size_t)2 << 20)
 /* The main thread wakes at least this often (seconds) when it has nothing scheduled. */
@@ -63,6 +62,7 @@ struct load_run;
 /* One RAM mapping: lines [first_line, first_line + nr_lines) of guest RAM, at base. */
 struct load_ram_part {
 	char *base;
+	size_t map_len; /* mapped at base: the part and its guard page (0: not mapped) */
 	uint64_t first_line;
 	uint64_t nr_lines;
 };
@@ -84,8 +84,7 @@ struct load_run {
 	struct load_opts opts;
 	struct load_pattern pattern;
 	int nr_parts;                /* RAM mappings: 1, or one per cell, in guest-physical order */
-	struct load_ram_part *parts; /* at ascending addresses */
-	char *ram_lo, *ram_hi;       /* [lo, hi): every part and the guards around them */
+	struct load_ram_part *parts; /* each where the kernel put it (see load_ram_map) */
 	struct load_vcpu *vcpus;
 	sigset_t sigs; /* SIGTERM and SIGINT: blocked everywhere, taken by the main thread */
 	pthread_mutex_t gate_lock;
@@ -252,18 +251,11 @@ load_start(struct load_opts *o, int argc, char **argv)
 /* ---- the guest RAM ------------------------------------------------------------------------------
  */
 
-static size_t
-load_align_up(size_t n)
-{
-	return (n + LOAD_RAM_ALIGN - 1) / LOAD_RAM_ALIGN * LOAD_RAM_ALIGN;
-}
-
-/* The parts' line ranges: all of RAM, or one per cell; returns the bytes to reserve. */
-static size_t
+/* The parts' line ranges: all of RAM, or one per cell. */
+static void
 load_ram_layout(struct load_run *run)
 {
 	const struct load_pattern *p = &run->pattern;
-	size_t span = LOAD_RAM_ALIGN; /* room to align the first part */
 
 	for (int i = 0; i < run->nr_parts; i++) {
 		struct load_region r = {0, p->nr_lines};
@@ -272,67 +264,63 @@ load_ram_layout(struct load_run *run)
 			load_pattern_cell_range(p, i, &r);
 		run->parts[i].first_line = r.first_line;
 		run->parts[i].nr_lines = r.nr_lines;
-		span += load_align_up(r.nr_lines * LOAD_LINE_BYTES) + LOAD_RAM_ALIGN;
 	}
-	return span;
 }
 
-/* Map part i of the reservation at base, read-write; 0 or -ENOMEM. */
+/*
+ * Map part i as QEMU maps a RAM block (qemu_ram_mmap): reserve its size and LOAD_RAM_ALIGN
+ * more, inaccessible, wherever the kernel puts it; map the part read-write at the first
+ * aligned address inside; give back the rest but one guard page after the part.  0 or -ENOMEM.
+ */
 static int
-load_ram_part_map(struct load_run *run, int i, char *base)
+load_ram_part_map(struct load_run *run, int i)
 {
 	struct load_ram_part *part = &run->parts[i];
-	size_t len = (size_t)part->nr_lines * LOAD_LINE_BYTES;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = ((size_t)part->nr_lines * LOAD_LINE_BYTES + page - 1) / page * page;
+	size_t total = len + LOAD_RAM_ALIGN, off;
+	char *p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	part->base = base;
-	if (mmap(base, len, PROT_READ | PROT_WRITE,
-	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED) {
-		load_warnx("mmap of %zu bytes of guest RAM (cell %d): %s", len, i, strerror(errno));
+	if (p == MAP_FAILED) {
+		load_warnx("mmap of %zu bytes of guest RAM (cell %d): %s", total, i,
+		           strerror(errno));
 		return -ENOMEM;
 	}
-	if (run->opts.hugepages && madvise(base, len, MADV_HUGEPAGE) != 0 && i == 0)
+	off = (LOAD_RAM_ALIGN - (uintptr_t)p % LOAD_RAM_ALIGN) % LOAD_RAM_ALIGN;
+	if (mmap(p + off, len, PROT_READ | PROT_WRITE,
+	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		load_warnx("mmap of %zu bytes of guest RAM (cell %d): %s", len, i, strerror(errno));
+		munmap(p, total);
+		return -ENOMEM;
+	}
+	if (off > 0)
+		munmap(p, off);
+	if (total - off > len + page)
+		munmap(p + off + len + page, total - off - len - page);
+	part->base = p + off;
+	part->map_len = len + page;
+	if (run->opts.hugepages && madvise(part->base, len, MADV_HUGEPAGE) != 0 && i == 0)
 		load_warnx("madvise(MADV_HUGEPAGE): %s; going on with the system's default",
 		           strerror(errno));
 	return 0;
 }
 
 /*
- * Anonymous, unreserved mappings aligned to LOAD_RAM_ALIGN, in guest-physical order at
- * ascending addresses inside one reservation, with an inaccessible guard before, between and
- * after them: [ram_lo, ram_hi).  The rest of the reservation is unmapped.
+ * The guest RAM: one anonymous, unreserved mapping per part (per cell for --workload cells),
+ * mapped one after the other in guest-physical order, as QEMU creates one memory backend per
+ * cell in command-line order: the kernel hands them out top-down, so a later part lies below
+ * the earlier ones, as in QEMU, and vnumad finds them as it finds QEMU's (ram_layout.h).
  */
 static int
 load_ram_map(struct load_run *run)
 {
-	size_t span, off;
-	char *p;
-
 	run->nr_parts = run->pattern.workload == LOAD_WL_CELLS ? run->pattern.cells : 1;
 	if ((run->parts = calloc((size_t)run->nr_parts, sizeof(*run->parts))) == NULL)
 		return -ENOMEM;
-	span = load_ram_layout(run) + LOAD_RAM_ALIGN; /* and the guard before the first part */
-	p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		load_warnx("mmap of %zu bytes of guest RAM: %s", span, strerror(errno));
-		return -ENOMEM;
-	}
-	off = (LOAD_RAM_ALIGN - (uintptr_t)p % LOAD_RAM_ALIGN) % LOAD_RAM_ALIGN;
-	run->ram_lo = p + off;
-	off += LOAD_RAM_ALIGN;
-	for (int i = 0; i < run->nr_parts; i++) {
-		if (load_ram_part_map(run, i, p + off) != 0) {
-			munmap(p, span);
-			run->ram_lo = run->ram_hi = NULL;
+	load_ram_layout(run);
+	for (int i = 0; i < run->nr_parts; i++)
+		if (load_ram_part_map(run, i) != 0)
 			return -ENOMEM;
-		}
-		off += load_align_up((size_t)run->parts[i].nr_lines * LOAD_LINE_BYTES) +
-		       LOAD_RAM_ALIGN;
-	}
-	run->ram_hi = p + off;
-	if (run->ram_lo > p)
-		munmap(p, (size_t)(run->ram_lo - p));
-	if (run->ram_hi < p + span)
-		munmap(run->ram_hi, (size_t)(p + span - run->ram_hi));
 	return 0;
 }
 
@@ -735,8 +723,9 @@ load_run_free(struct load_run *run)
 	for (int v = 0; run->vcpus != NULL && v < run->opts.vcpus; v++)
 		free(run->vcpus[v].scratch);
 	free(run->vcpus);
-	if (run->ram_hi != NULL)
-		munmap(run->ram_lo, (size_t)(run->ram_hi - run->ram_lo));
+	for (int i = 0; run->parts != NULL && i < run->nr_parts; i++)
+		if (run->parts[i].map_len > 0)
+			munmap(run->parts[i].base, run->parts[i].map_len);
 	free(run->parts);
 	pthread_cond_destroy(&run->gate_cond);
 	pthread_mutex_destroy(&run->gate_lock);

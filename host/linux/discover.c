@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "host/linux/procfs.h"
+#include "host/linux/ram_layout.h"
 #include "policy/util.h"
 
 static bool
@@ -348,11 +349,11 @@ vm_ram_add(struct linux_vm *vm, const struct linux_numa_maps *maps, const struct
 	}
 }
 
-/* Pick the guest RAM mappings (see discover.h) and sum their pages per node. */
+/* Without located cells: the largest RAM candidates by resident bytes (see discover.h). */
 static void
-vm_ram_apply(struct linux_vm *vm, const struct linux_numa_maps *maps)
+vm_ram_largest(struct linux_vm *vm, const struct linux_numa_maps *maps)
 {
-	uint64_t largest = 0, total_kib = 0;
+	uint64_t largest = 0;
 
 	for (size_t i = 0; i < maps->nr_maps; i++)
 		if (map_is_ram_candidate(&maps->maps[i]) && map_bytes(&maps->maps[i]) > largest)
@@ -364,6 +365,36 @@ vm_ram_apply(struct linux_vm *vm, const struct linux_numa_maps *maps)
 
 		if (map_is_ram_candidate(m) && map_bytes(m) * LINUX_RAM_MAP_FRACTION >= largest)
 			vm_ram_add(vm, maps, m);
+	}
+}
+
+/* True when addr lies in a cell's memory backend as ram_layout.h located it. */
+static bool
+vm_addr_in_cells(const struct linux_qemu_numa *numa, uint64_t addr)
+{
+	for (int c = 0; c < numa->nr_cells; c++)
+		if (addr >= numa->cells[c].host_start &&
+		    addr - numa->cells[c].host_start < numa->cells[c].size_bytes)
+			return true;
+	return false;
+}
+
+/*
+ * Pick the guest RAM mappings and sum their pages per node: with cells whose memory backends
+ * ram_layout.h locates, every mapping inside those (resident or not), else vm_ram_largest.
+ */
+static void
+vm_ram_apply(const char *root, struct linux_vm *vm, const struct linux_numa_maps *maps)
+{
+	uint64_t total_kib = 0;
+
+	if (linux_ram_layout_read(root, vm->pid, &vm->numa) == 0 && vm->numa.nr_cells > 0 &&
+	    vm->numa.cells[0].host_start != 0) {
+		for (size_t i = 0; i < maps->nr_maps; i++)
+			if (vm_addr_in_cells(&vm->numa, maps->maps[i].start))
+				vm_ram_add(vm, maps, &maps->maps[i]);
+	} else {
+		vm_ram_largest(vm, maps);
 	}
 	for (int n = 0; n < vm->nr_resident; n++)
 		total_kib += vm->resident_kib[n];
@@ -412,7 +443,7 @@ vm_read(const char *root, int pid, struct linux_vm *vm, const char **what)
 	*what = "numa_maps";
 	if ((ret = linux_numa_maps_read(root, pid, &maps)) < 0)
 		goto out;
-	vm_ram_apply(vm, &maps);
+	vm_ram_apply(root, vm, &maps);
 	ret = 1;
 out:
 	linux_cmdline_free(&cmd);

@@ -91,11 +91,21 @@ lh_describe(struct linux_host *lh)
 	                 c->sched_numa_faults ? "yes" : "no", c->debugfs_scan ? "yes" : "no");
 
 	struct linux_migrator_stats ms;
+	const struct lh_vm *unlocated = NULL;
+	int nr_unlocated = 0;
 
 	if (lh->skipped > 0 && n > 0 && (size_t)n < sizeof(lh->describe))
 		n += snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
 		              "; unreadable QEMU processes skipped: %llu (last: %s)",
 		              (unsigned long long)lh->skipped, lh->skip_reason);
+	for (size_t i = 0; i < lh->nr_vms; i++)
+		if (lh->vms[i].ram_error[0] != '\0' && nr_unlocated++ == 0)
+			unlocated = &lh->vms[i];
+	if (unlocated != NULL && n > 0 && (size_t)n < sizeof(lh->describe))
+		n += snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
+		              "; VMs whose vNUMA cells' RAM was not located, so none moves: %d "
+		              "(pid %d: %s)",
+		              nr_unlocated, unlocated->pid, unlocated->ram_error);
 	if (lh->mig == NULL || n <= 0 || (size_t)n >= sizeof(lh->describe))
 		return;
 	linux_migrator_stats_get(lh->mig, &ms);
@@ -165,19 +175,32 @@ lh_vm_vcpus(struct linux_host *lh, struct lh_vm *vm, struct snap_vm *sv,
 	vm->nr_vcpus = sv->nr_vcpus;
 }
 
-/* The guest RAM mappings' address ranges, from numa_maps starts and maps ends. */
+/*
+ * Guest RAM as host address ranges in guest-physical order: with vNUMA cells backed by memory
+ * backends, each cell's backend where ram_layout.h located it (none when it could not, and
+ * ram_error says why); otherwise the RAM mappings (numa_maps starts, maps ends) in ascending
+ * address, as QEMU's one RAM block, or its -numa mem= cells inside it, are laid out.
+ */
 static void
 lh_vm_ram(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv)
 {
-	uint64_t *ends = xcalloc((size_t)lv->nr_ram_maps + 1, sizeof(uint64_t));
+	uint64_t *ends;
+	int nr;
 
 	free(vm->ram);
-	vm->ram = xcalloc((size_t)lv->nr_ram_maps + 1, sizeof(*vm->ram));
+	vm->ram = NULL;
 	vm->nr_ram = 0;
+	snprintf(vm->ram_error, sizeof(vm->ram_error), "%s", lv->numa.layout_error);
+	if ((nr = linux_ram_layout_ranges(&lv->numa, &vm->ram)) != 0) {
+		vm->nr_ram = nr > 0 ? nr : 0;
+		return;
+	}
+	ends = xcalloc((size_t)lv->nr_ram_maps + 1, sizeof(uint64_t));
+	vm->ram = xcalloc((size_t)lv->nr_ram_maps + 1, sizeof(*vm->ram));
 	if (linux_maps_ends_read(lh->root, lv->pid, lv->ram_starts, lv->nr_ram_maps, ends) == 0)
 		for (int i = 0; i < lv->nr_ram_maps; i++)
 			if (ends[i] > lv->ram_starts[i])
-				vm->ram[vm->nr_ram++] = (struct lh_range){
+				vm->ram[vm->nr_ram++] = (struct linux_ram_range){
 				    lv->ram_starts[i], ends[i] - lv->ram_starts[i]};
 	free(ends);
 }

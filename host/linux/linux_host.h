@@ -18,6 +18,7 @@
 #include "host/host.h"
 #include "host/linux/actuate.h"
 #include "host/linux/probe.h"
+#include "host/linux/ram_layout.h"
 #include "host/linux/sysfs.h"
 
 /*
@@ -44,19 +45,13 @@
 /* Uptime reported for a VM whose threads started in this very clock tick, seconds. */
 #define LINUX_HOST_MIN_UPTIME_S 0.001
 
-/* A guest RAM mapping: host virtual address and length in bytes. */
-struct lh_range {
-	uint64_t start;
-	uint64_t len;
-};
-
 /* One memory move: its ranges, walked one migrator request at a time. */
 struct lh_job {
 	int req_id; /* the active request, -1 between requests */
 	uint64_t from_nodes;
 	int to_node;         /* OS node id */
 	uint64_t left_bytes; /* still to move under this job's cap */
-	struct lh_range *ranges;
+	struct linux_ram_range *ranges;
 	int nr_ranges, next_range;
 	/* What the active request had moved and failed when last accounted. */
 	uint64_t seen_moved, seen_failed;
@@ -75,7 +70,9 @@ struct lh_vm {
 	int nr_vcpus;
 	struct lh_vcpu *vcpus;
 	int nr_ram;
-	struct lh_range *ram; /* ascending address = guest-physical order */
+	struct linux_ram_range *ram; /* guest RAM, in guest-physical order (linux_host.c) */
+	/* Why its vNUMA cells' RAM was not located (ram_layout.h): none of it moves. */
+	char ram_error[LINUX_QEMU_ERROR_MAX];
 	struct linux_vm_sampling sampling;
 	double probed_s;
 	struct lh_job *jobs;
@@ -90,7 +87,7 @@ struct linux_host {
 	long hz;          /* clock ticks per second of /proc stat times */
 	uint64_t page_bytes;
 	struct linux_host_caps caps;
-	char describe[512];
+	char describe[768];
 	/* Processes and VMs left out of a snapshot because a file was malformed. */
 	uint64_t skipped;
 	char skip_reason[160];    /* the last one */

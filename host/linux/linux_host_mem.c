@@ -5,9 +5,12 @@
  * holds across mappings.  Only pages now on A move (from_nodes), never shared ones (the
  * migrator uses MPOL_MF_MOVE only).
  *
- * Guest-physical offsets: the RAM mappings in ascending address order, end to end.  QEMU maps
- * each memory backend (one per vNUMA cell when the guest has cells) separately and in order,
- * so a cell's range lands in its own mapping.
+ * Guest-physical offsets: the VM's guest RAM ranges (struct lh_vm.ram, linux_host.c) end to
+ * end.  For a guest with vNUMA cells backed by memory backends, those are the cells' backends
+ * in cell order, wherever QEMU mapped them (ram_layout.h: not in address order, since the
+ * kernel hands out mappings top-down); when they could not be told apart, no range is known
+ * and no move is made (-EOPNOTSUPP, the reason in `vnumactl status`) rather than move the
+ * wrong cell's pages.  Otherwise QEMU has one RAM block, its mappings in ascending address.
  *
  * Accounting, reported in the next snapshot: moved bytes are "done"; pages refused for a
  * reason that will not pass by itself (ENOMEM: node full; EBUSY after the retries; ENODEV,
@@ -33,22 +36,12 @@ lh_failed_pages(const struct linux_migrate_counts *c)
 	       c->pages_failed[LINUX_MIGRATE_ERR_OTHER];
 }
 
-/* The part of [off, off + len) of guest RAM inside each mapping, appended to job's ranges. */
+/* The host ranges of guest RAM [off, off + len) (len 0: to the end) as job's ranges. */
 static void
 lh_job_ranges(const struct lh_vm *vm, uint64_t off, uint64_t len, struct lh_job *job)
 {
-	uint64_t base = 0, end = len ? off + len : UINT64_MAX;
-
 	job->ranges = xcalloc((size_t)vm->nr_ram + 1, sizeof(*job->ranges));
-	for (int i = 0; i < vm->nr_ram; i++) {
-		uint64_t a = base > off ? base : off;
-		uint64_t b = base + vm->ram[i].len < end ? base + vm->ram[i].len : end;
-
-		if (a < b)
-			job->ranges[job->nr_ranges++] =
-			    (struct lh_range){vm->ram[i].start + (a - base), b - a};
-		base += vm->ram[i].len;
-	}
+	job->nr_ranges = linux_ram_ranges_cut(vm->ram, vm->nr_ram, off, len, job->ranges);
 }
 
 /* Queue the job's next range for pid; false when none is left or the kernel side refused. */
@@ -56,7 +49,7 @@ static bool
 lh_job_start_next(struct linux_host *lh, int pid, struct lh_job *job)
 {
 	while (job->next_range < job->nr_ranges && job->left_bytes > 0) {
-		const struct lh_range *r = &job->ranges[job->next_range++];
+		const struct linux_ram_range *r = &job->ranges[job->next_range++];
 		struct linux_migrate_req req = {
 		    .pid = pid,
 		    .start = r->start & ~(lh->page_bytes - 1),
@@ -88,6 +81,8 @@ linux_host_move(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib,
 		return -EROFS; /* a tree read from a directory is never acted on */
 	if ((vm = linux_host_vm(lh, vm_id)) == NULL)
 		return -ESRCH;
+	if (vm->ram_error[0] != '\0')
+		return -EOPNOTSUPP; /* which cell is where is not known: move none */
 	if (from_node < 0 || from_node >= lh->nodes.nr_nodes || to_node < 0 ||
 	    to_node >= lh->nodes.nr_nodes || lh->nodes.nodes[from_node].id >= 64 || mib == 0)
 		return -EINVAL;

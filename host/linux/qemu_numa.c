@@ -21,22 +21,20 @@
 
 /* Longest option item ("key=value") read, with its NUL; a longer one is malformed. */
 #define QN_ITEM_MAX 256
-/* Longest memory backend id kept, with its NUL (libvirt's are "ram-node12" and the like). */
-#define QN_ID_MAX 128
 /* Highest vCPU index accepted in cpus=, the same bound discovery puts on "CPU n/KVM". */
 #define QN_VCPU_MAX (INT_MAX / 2)
 
 struct qn_backend {
-	char id[QN_ID_MAX];
-	uint64_t size_bytes;
-	bool size_ok; /* size= given and well-formed */
+	struct linux_qemu_backend b; /* mem_path owned until handed to the result */
+	bool size_ok;                /* size= given and well-formed */
 };
 
 struct qn_node {
 	int nodeid; /* -1 until given or assigned */
 	bool has_mem, has_memdev;
 	uint64_t size_bytes; /* mem=, or the memdev's size once resolved */
-	char memdev[QN_ID_MAX];
+	char memdev[LINUX_QEMU_ID_MAX];
+	int backend; /* the memdev's index in backends once resolved, else -1 */
 	int first_range, nr_ranges;
 };
 
@@ -195,52 +193,77 @@ qn_opts_type(const char *arg, const char *key, char type[QN_ITEM_MAX])
 	}
 }
 
+/* The kind of a memory backend's qom-type; false for every other type. */
 static bool
-qn_is_ram_backend(const char *type)
+qn_backend_kind(const char *type, enum linux_qemu_backend_kind *kind)
 {
-	return strcmp(type, "memory-backend-ram") == 0 ||
-	       strcmp(type, "memory-backend-file") == 0 ||
-	       strcmp(type, "memory-backend-memfd") == 0;
+	if (strcmp(type, "memory-backend-ram") == 0)
+		*kind = LINUX_QEMU_BACKEND_RAM;
+	else if (strcmp(type, "memory-backend-file") == 0)
+		*kind = LINUX_QEMU_BACKEND_FILE;
+	else if (strcmp(type, "memory-backend-memfd") == 0)
+		*kind = LINUX_QEMU_BACKEND_MEMFD;
+	else
+		return false;
+	return true;
 }
 
 /* ---- -object ---------------------------------------------------------------------------------
  */
 
+/* A backend as read: its id, kind, size (size_ok: well-formed) and mem-path (or NULL). */
 static void
-qn_backend_add(struct qn_parse *qp, const char *id, bool size_ok, uint64_t size_bytes)
+qn_backend_add(struct qn_parse *qp, const char *id, enum linux_qemu_backend_kind kind, bool size_ok,
+               uint64_t size_bytes, const char *mem_path)
 {
 	struct qn_backend *b;
 
-	if (id == NULL || id[0] == '\0' || strlen(id) >= QN_ID_MAX ||
+	if (id == NULL || id[0] == '\0' || strlen(id) >= LINUX_QEMU_ID_MAX ||
 	    qp->nr_backends >= LINUX_QEMU_ITEMS_MAX)
 		return; /* QEMU needs an id; a -numa naming this one will find none */
 	util_array_reserve((void **)&qp->backends, &qp->cap_backends, qp->nr_backends + 1,
 	                   sizeof(*qp->backends));
 	b = &qp->backends[qp->nr_backends++];
-	snprintf(b->id, sizeof(b->id), "%s", id);
+	memset(b, 0, sizeof(*b));
+	snprintf(b->b.id, sizeof(b->b.id), "%s", id);
+	b->b.kind = kind;
+	b->b.size_bytes = size_ok ? size_bytes : 0;
+	if (kind == LINUX_QEMU_BACKEND_FILE && mem_path != NULL)
+		b->b.mem_path = xstrdup(mem_path);
 	b->size_ok = size_ok;
-	b->size_bytes = size_bytes;
+}
+
+/* The string member key of JSON object o, or NULL. */
+static const char *
+qn_json_string(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
 }
 
 /* {"qom-type": "memory-backend-ram", "id": "ram-node0", "size": 268435456, ...} */
 static void
 qn_object_json(struct qn_parse *qp, const char *arg)
 {
-	struct json_object *o = json_tokener_parse(arg), *type, *id, *size;
+	struct json_object *o = json_tokener_parse(arg), *size;
+	enum linux_qemu_backend_kind kind;
+	const char *type, *id;
 	bool size_ok;
 
 	if (o == NULL)
 		return;
 	if (json_object_is_type(o, json_type_object) &&
-	    json_object_object_get_ex(o, "qom-type", &type) &&
-	    json_object_is_type(type, json_type_string) &&
-	    qn_is_ram_backend(json_object_get_string(type)) &&
-	    json_object_object_get_ex(o, "id", &id) && json_object_is_type(id, json_type_string)) {
+	    (type = qn_json_string(o, "qom-type")) != NULL && qn_backend_kind(type, &kind) &&
+	    (id = qn_json_string(o, "id")) != NULL) {
 		size_ok = json_object_object_get_ex(o, "size", &size) &&
 		          json_object_is_type(size, json_type_int) &&
 		          json_object_get_int64(size) >= 0;
-		qn_backend_add(qp, json_object_get_string(id), size_ok,
-		               size_ok ? (uint64_t)json_object_get_int64(size) : 0);
+		qn_backend_add(qp, id, kind, size_ok,
+		               size_ok ? (uint64_t)json_object_get_int64(size) : 0,
+		               qn_json_string(o, "mem-path"));
 	}
 	json_object_put(o);
 }
@@ -249,13 +272,15 @@ qn_object_json(struct qn_parse *qp, const char *arg)
 static void
 qn_object_kv(struct qn_parse *qp, const char *arg)
 {
-	char type[QN_ITEM_MAX], item[QN_ITEM_MAX], id[QN_ID_MAX] = "";
+	char type[QN_ITEM_MAX], item[QN_ITEM_MAX], id[LINUX_QEMU_ID_MAX] = "";
+	char mem_path[QN_ITEM_MAX] = "";
+	enum linux_qemu_backend_kind kind;
 	const char *p = arg;
 	uint64_t size_bytes = 0;
 	bool size_ok = false;
 
 	qn_opts_type(arg, "qom-type", type);
-	if (!qn_is_ram_backend(type))
+	if (!qn_backend_kind(type, &kind))
 		return;
 	while (p != NULL && *p != '\0') {
 		char *val;
@@ -268,8 +293,10 @@ qn_object_kv(struct qn_parse *qp, const char *arg)
 			snprintf(id, sizeof(id), "%s", val);
 		else if (strcmp(item, "size") == 0)
 			size_ok = linux_qemu_size_parse(val, 1, &size_bytes) == 0;
+		else if (strcmp(item, "mem-path") == 0)
+			snprintf(mem_path, sizeof(mem_path), "%s", val);
 	}
-	qn_backend_add(qp, id, size_ok, size_bytes);
+	qn_backend_add(qp, id, kind, size_ok, size_bytes, mem_path[0] ? mem_path : NULL);
 }
 
 /* ---- -numa ---------------------------------------------------------------------------------- */
@@ -320,7 +347,7 @@ qn_node_key(struct qn_parse *qp, struct qn_node *n, const char *key, const char 
 			return qn_fail(qp, "-numa node: mem=%.32s is not one size", val);
 		n->has_mem = true;
 	} else if (strcmp(key, "memdev") == 0) {
-		if (n->has_memdev || strlen(val) >= QN_ID_MAX || val[0] == '\0')
+		if (n->has_memdev || strlen(val) >= LINUX_QEMU_ID_MAX || val[0] == '\0')
 			return qn_fail(qp, "-numa node: memdev=%.32s is not one backend id", val);
 		snprintf(n->memdev, sizeof(n->memdev), "%s", val);
 		n->has_memdev = true;
@@ -331,7 +358,7 @@ qn_node_key(struct qn_parse *qp, struct qn_node *n, const char *key, const char 
 static int
 qn_numa_parse(struct qn_parse *qp, const char *arg)
 {
-	struct qn_node n = {.nodeid = -1, .first_range = (int)qp->nr_ranges};
+	struct qn_node n = {.nodeid = -1, .first_range = (int)qp->nr_ranges, .backend = -1};
 	char type[QN_ITEM_MAX], item[QN_ITEM_MAX];
 	const char *p = arg;
 	int ret;
@@ -408,25 +435,24 @@ qn_nodeids_assign(struct qn_parse *qp)
 	return 0;
 }
 
-/* The backend named id; NULL (with the error set) if there is not exactly one usable one. */
-static const struct qn_backend *
+/* The index of the backend named id; -1 (with the error set) unless exactly one usable. */
+static int
 qn_backend_find(struct qn_parse *qp, const char *id)
 {
-	const struct qn_backend *found = NULL;
-	int count = 0;
+	int found = -1, count = 0;
 
 	for (size_t i = 0; i < qp->nr_backends; i++) {
-		if (strcmp(qp->backends[i].id, id) == 0) {
-			found = &qp->backends[i];
+		if (strcmp(qp->backends[i].b.id, id) == 0) {
+			found = (int)i;
 			count++;
 		}
 	}
 	if (count != 1)
 		qn_fail(qp, "memdev=%.40s: %s memory-backend-ram/file/memfd object with that id",
 		        id, count ? "more than one" : "no");
-	else if (!found->size_ok)
+	else if (!qp->backends[found].size_ok)
 		qn_fail(qp, "memdev=%.40s: its size= is missing or not a size", id);
-	return count == 1 && found->size_ok ? found : NULL;
+	return count == 1 && qp->backends[found].size_ok ? found : -1;
 }
 
 /* Each node's RAM: mem= (0 where absent) or its memdev's size (then on every node). */
@@ -447,11 +473,12 @@ qn_sizes_resolve(struct qn_parse *qp)
 		return qn_fail(qp, "-numa node: no mem= or memdev= (QEMU splits the RAM by "
 		                   "machine type; not modelled)");
 	for (size_t i = 0; i < qp->nr_nodes && with_memdev > 0; i++) {
-		const struct qn_backend *b = qn_backend_find(qp, qp->nodes[i].memdev);
+		int b = qn_backend_find(qp, qp->nodes[i].memdev);
 
-		if (b == NULL)
+		if (b < 0)
 			return -EINVAL;
-		qp->nodes[i].size_bytes = b->size_bytes;
+		qp->nodes[i].backend = b;
+		qp->nodes[i].size_bytes = qp->backends[b].b.size_bytes;
 	}
 	return 0;
 }
@@ -531,6 +558,18 @@ qn_node_cmp(const void *a, const void *b)
 	return x->nodeid < y->nodeid ? -1 : x->nodeid > y->nodeid;
 }
 
+/* Move every backend, in command-line order, into out (which then owns their mem-paths). */
+static void
+qn_backends_hand_over(struct qn_parse *qp, struct linux_qemu_numa *out)
+{
+	out->backends = xcalloc(qp->nr_backends + 1, sizeof(*out->backends));
+	for (size_t i = 0; i < qp->nr_backends; i++) {
+		out->backends[i] = qp->backends[i].b;
+		qp->backends[i].b.mem_path = NULL;
+	}
+	out->nr_backends = (int)qp->nr_backends;
+}
+
 /* Lay the checked nodes out as cells in nodeid order into out. */
 static int
 qn_cells_layout(struct qn_parse *qp, struct linux_qemu_numa *out)
@@ -544,8 +583,12 @@ qn_cells_layout(struct qn_parse *qp, struct linux_qemu_numa *out)
 
 		if (n->size_bytes > UINT64_MAX - total)
 			return qn_fail(qp, "the cells' sizes overflow 64 bits");
-		out->cells[i] = (struct linux_qemu_cell){n->nodeid, total, n->size_bytes,
-		                                         n->first_range, n->nr_ranges};
+		out->cells[i] = (struct linux_qemu_cell){.nodeid = n->nodeid,
+		                                         .start_bytes = total,
+		                                         .size_bytes = n->size_bytes,
+		                                         .first_range = n->first_range,
+		                                         .nr_ranges = n->nr_ranges,
+		                                         .backend = n->backend};
 		total += n->size_bytes;
 	}
 	if (qp->has_ram && total != qp->ram_bytes)
@@ -556,6 +599,7 @@ qn_cells_layout(struct qn_parse *qp, struct linux_qemu_numa *out)
 	out->nr_ranges = (int)qp->nr_ranges;
 	out->ranges = xcalloc(qp->nr_ranges, sizeof(*out->ranges));
 	memcpy(out->ranges, qp->ranges, qp->nr_ranges * sizeof(*out->ranges));
+	qn_backends_hand_over(qp, out);
 	return 0;
 }
 
@@ -602,6 +646,8 @@ linux_qemu_numa_parse(int argc, char *const *argv, struct linux_qemu_numa *out)
 		linux_qemu_numa_fail(out, "%s", qp.error);
 		ret = -EINVAL;
 	}
+	for (size_t i = 0; i < qp.nr_backends; i++)
+		free(qp.backends[i].b.mem_path);
 	free(qp.nodes);
 	free(qp.backends);
 	free(qp.ranges);
@@ -638,6 +684,9 @@ linux_qemu_numa_fail(struct linux_qemu_numa *numa, const char *fmt, ...)
 void
 linux_qemu_numa_free(struct linux_qemu_numa *numa)
 {
+	for (int i = 0; i < numa->nr_backends; i++)
+		free(numa->backends[i].mem_path);
+	free(numa->backends);
 	free(numa->cells);
 	free(numa->ranges);
 	memset(numa, 0, sizeof(*numa));

@@ -7,14 +7,18 @@
  *   a node without nodeid= takes the number of nodes defined before it, as in QEMU.  Other keys
  *   (initiator=, ...) and the other -numa types (dist, hmat-lb, hmat-cache) are ignored.
  * - -object memory-backend-ram|memory-backend-file|memory-backend-memfd,id=ID,size=SIZE,...,
- *   or the same as JSON ({"qom-type": ..., "id": ..., "size": BYTES}, as libvirt 9 passes it).
+ *   (mem-path=PATH for a file) or the same as JSON ({"qom-type": ..., "id": ..., "size": BYTES,
+ *   "mem-path": ...}, as libvirt 9 passes it).
  * - -m [size=]SIZE[,slots=..,maxmem=..]: the guest RAM, to check the cells against.
  * Sizes follow QEMU: a decimal number (a fraction allowed), or 0x and hex digits, with an
  * optional suffix B, K, M, G, T, P or E (any case, powers of 1024).  Without a suffix,
  * -object size= is in bytes, -numa mem= and -m in MiB.
  *
  * Cells are ordered by nodeid, which is the order QEMU lays out guest-physical RAM in, so each
- * cell starts where the cells before it end.
+ * cell starts where the cells before it end.  With cells, every memory backend of the command
+ * line is kept, in command-line order (the order QEMU creates, and so maps, them), with its
+ * kind, size and mem-path, and each cell names its own (memdev=); ram_layout.h finds where
+ * QEMU mapped each one.
  *
  * What gives no cells, with a one-line reason in linux_qemu_numa.error (never a crash):
  * malformed -numa node options or sizes; a nodeid given twice or out of range; mem= and memdev=
@@ -43,11 +47,27 @@
 #define LINUX_QEMU_ERROR_MAX 160
 /* Smallest cell vnumad models: 1 MiB, the unit of its guest RAM ranges. */
 #define LINUX_QEMU_CELL_MIN_BYTES ((uint64_t)1 << 20)
+/* Longest memory backend id kept, with its NUL (libvirt's are "ram-node12" and the like). */
+#define LINUX_QEMU_ID_MAX 128
 
 /* vCPU indexes first..last (QEMU's cpu-index, the n of "CPU n/KVM"). */
 struct linux_qemu_cpus {
 	int first;
 	int last;
+};
+
+enum linux_qemu_backend_kind {
+	LINUX_QEMU_BACKEND_RAM,   /* memory-backend-ram: anonymous memory (/dev/zero if shared) */
+	LINUX_QEMU_BACKEND_FILE,  /* memory-backend-file: the file mem-path names, or one in it */
+	LINUX_QEMU_BACKEND_MEMFD, /* memory-backend-memfd: a memfd */
+};
+
+/* One -object memory-backend-*. */
+struct linux_qemu_backend {
+	char id[LINUX_QEMU_ID_MAX];
+	enum linux_qemu_backend_kind kind;
+	uint64_t size_bytes; /* 0 when size= is missing or malformed */
+	char *mem_path;      /* memory-backend-file's mem-path=, owned; NULL for the others */
 };
 
 struct linux_qemu_cell {
@@ -56,6 +76,8 @@ struct linux_qemu_cell {
 	uint64_t size_bytes;
 	int first_range; /* its vCPUs: ranges[first_range .. first_range + nr_ranges - 1] */
 	int nr_ranges;
+	int backend;         /* its memdev=: index into backends; -1 with mem= */
+	uint64_t host_start; /* where QEMU mapped the backend (ram_layout.h); 0: not known */
 };
 
 struct linux_qemu_numa {
@@ -65,6 +87,11 @@ struct linux_qemu_numa {
 	struct linux_qemu_cpus *ranges; /* owned */
 	uint64_t ram_bytes;             /* -m; without it, the cells' total */
 	char error[LINUX_QEMU_ERROR_MAX];
+	/* With cells: every memory backend, in command-line order; owned. */
+	int nr_backends;
+	struct linux_qemu_backend *backends;
+	/* Cells with backends whose RAM ram_layout.h could not locate: why ("" otherwise). */
+	char layout_error[LINUX_QEMU_ERROR_MAX];
 };
 
 /*

@@ -160,8 +160,9 @@ done <"$tmp/opts"
 # ---- 7. --workload cells: the cells as QEMU shows them, and vnumad's discovery --------------
 
 # 4 vCPUs in 2 cells over 64 MiB: on the command line, -m and per cell a memory backend and a
-# -numa node (as libvirt passes them); in the address space, one 32 MiB mapping per cell at
-# ascending addresses (guest-physical order) with an inaccessible guard between them.
+# -numa node (as libvirt passes them); in the address space, one 32 MiB mapping per cell,
+# mapped in cell order wherever the kernel puts it (as QEMU maps its memory backends), each
+# followed by an inaccessible guard page as QEMU leaves after every RAM block.
 NAMEC=$NAME-cells
 "$LOAD" --name "$NAMEC" --vcpus 4 --memory 64M --workload cells --cells 2 --report 0.5 \
 	>"$tmp/cells.out" 2>"$tmp/cells.err" &
@@ -174,15 +175,20 @@ printf '%s\n' -m size=65536k \
 	>"$tmp/cells.want"
 cmp -s "$tmp/cells.cmdline" "$tmp/cells.want" ||
 	fail "cells: QEMU options after -name: $(tr '\n' ' ' <"$tmp/cells.cmdline")"
-# The RAM: rw-p anonymous mappings of exactly 32 MiB, each after the one before.
-prev=0 n=0
+# The RAM: rw-p anonymous mappings of exactly 32 MiB, each followed by a ---p guard page.
+n=0 guard="" page=$(getconf PAGESIZE)
 while read -r range perms _ _ inode path; do
-	[ "$perms" = rw-p ] && [ "$inode" = 0 ] && [ -z "$path" ] || continue
 	lo=$((0x${range%-*})) hi=$((0x${range#*-}))
+	if [ -n "$guard" ]; then
+		[ "$lo" -eq "$guard" ] && [ "$perms" = ---p ] && [ $((hi - lo)) -eq "$page" ] ||
+			fail "cells: no guard page after the RAM mapping ending at $guard"
+		guard=
+	fi
+	[ "$perms" = rw-p ] && [ "$inode" = 0 ] && [ -z "$path" ] || continue
 	[ $((hi - lo)) -eq 33554432 ] || continue
-	[ "$lo" -gt "$prev" ] || fail "cells: RAM mappings not at ascending addresses"
-	prev=$hi n=$((n + 1))
+	n=$((n + 1)) guard=$hi
 done <"/proc/$PID/maps"
+[ -z "$guard" ] || fail "cells: no guard page after the RAM mapping ending at $guard"
 [ "$n" -eq 2 ] || fail "cells: $n anonymous 32 MiB mappings, want 2: $(cat "/proc/$PID/maps")"
 
 # vnumad --host linux finds the VM (name, vCPUs, RAM from -m) and gives it its policy file's

@@ -6,8 +6,9 @@
  * - QEMU's size syntax and the corner cases of the checks, inline;
  * - discovery and snapshot on a tree made of tests/fixtures/linux/qemu-2node with a -numa
  *   command line: cells by nodeid, each vCPU's cell by its own index, a vCPU in no cell;
- * - on this machine, a vnuma-load VM with --workload cells: discovery reads its cells, and its
- *   RAM mappings are one per cell in guest-physical order.
+ * - on this machine, a vnuma-load VM with --workload cells: discovery reads its cells and finds
+ *   each one's RAM mapping (host/linux/ram_layout.c) where vnuma-load put it, one per cell,
+ *   mapped one after the other as QEMU maps its memory backends.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +29,7 @@
 
 #include "host/linux/discover.h"
 #include "host/linux/qemu_numa.h"
+#include "host/linux/ram_layout.h"
 #include "host/linux/snapshot.h"
 
 #define MIB ((uint64_t)1 << 20)
@@ -581,9 +583,27 @@ test_live_vnuma_load_cells(void **state)
 	assert_string_equal(vm->numa.error, "");
 	assert_int_equal(vm->numa.nr_cells, 3);
 	assert_int_equal(vm->mem_mib, 64);
-	/* one mapping per cell, at ascending addresses, 21 + 2 (guard) MiB apart at least */
-	for (int i = 1; i < 3; i++)
-		assert_true(vm->ram_starts[i] >= vm->ram_starts[i - 1] + 23 * MIB);
+	/*
+	 * One mapping per cell, located; vnuma-load maps them in cell order, so they lie in the
+	 * direction the kernel hands mappings out in (top-down: cell 0 highest), each at least its
+	 * size and a guard page away from the next.
+	 */
+	assert_string_equal(vm->numa.layout_error, "");
+	for (int i = 0; i < 3; i++) {
+		bool mapped = false;
+
+		for (int m = 0; m < vm->nr_ram_maps; m++)
+			mapped |= vm->ram_starts[m] == vm->numa.cells[i].host_start;
+		assert_true(mapped);
+	}
+	for (int i = 1; i < 3; i++) {
+		const struct linux_qemu_cell *a = &vm->numa.cells[i - 1], *b = &vm->numa.cells[i];
+
+		if (linux_mmap_order_read(NULL, pid) == LINUX_MMAP_BOTTOM_UP)
+			assert_true(b->host_start >= a->host_start + a->size_bytes + 4096);
+		else
+			assert_true(a->host_start >= b->host_start + b->size_bytes + 4096);
+	}
 	linux_vms_free(vms, nr);
 
 	assert_int_equal(linux_snapshot_build(NULL, &snap), 0);
