@@ -18,6 +18,7 @@
  * with -EROFS: its thread ids are not this machine's.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,26 @@ lh_boot_uptime_s(const struct linux_host *lh)
 	return up > 0 ? up : 0;
 }
 
+/*
+ * Append "; WHAT: N (pid P: reason)" to the description when N VMs have the error string at
+ * offset field of struct lh_vm set (P: the first of them); returns the new length.
+ */
+static int
+lh_describe_vms(struct linux_host *lh, int n, size_t field, const char *what)
+{
+	const struct lh_vm *first = NULL;
+	int nr = 0;
+
+	for (size_t i = 0; i < lh->nr_vms; i++)
+		if (((const char *)&lh->vms[i])[field] != '\0' && nr++ == 0)
+			first = &lh->vms[i];
+	if (first == NULL || n <= 0 || (size_t)n >= sizeof(lh->describe))
+		return n;
+	return n + snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
+	                    "; %s: %d (pid %d: %s)", what, nr, first->pid,
+	                    (const char *)first + field);
+}
+
 static void
 lh_describe(struct linux_host *lh)
 {
@@ -91,21 +112,15 @@ lh_describe(struct linux_host *lh)
 	                 c->sched_numa_faults ? "yes" : "no", c->debugfs_scan ? "yes" : "no");
 
 	struct linux_migrator_stats ms;
-	const struct lh_vm *unlocated = NULL;
-	int nr_unlocated = 0;
 
 	if (lh->skipped > 0 && n > 0 && (size_t)n < sizeof(lh->describe))
 		n += snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
 		              "; unreadable QEMU processes skipped: %llu (last: %s)",
 		              (unsigned long long)lh->skipped, lh->skip_reason);
-	for (size_t i = 0; i < lh->nr_vms; i++)
-		if (lh->vms[i].ram_error[0] != '\0' && nr_unlocated++ == 0)
-			unlocated = &lh->vms[i];
-	if (unlocated != NULL && n > 0 && (size_t)n < sizeof(lh->describe))
-		n += snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
-		              "; VMs whose vNUMA cells' RAM was not located, so none moves: %d "
-		              "(pid %d: %s)",
-		              nr_unlocated, unlocated->pid, unlocated->ram_error);
+	n = lh_describe_vms(lh, n, offsetof(struct lh_vm, cells_error),
+	                    "VMs whose -numa options were not understood, placed as one cell");
+	n = lh_describe_vms(lh, n, offsetof(struct lh_vm, ram_error),
+	                    "VMs whose vNUMA cells' RAM was not located, so none moves");
 	if (lh->mig == NULL || n <= 0 || (size_t)n >= sizeof(lh->describe))
 		return;
 	linux_migrator_stats_get(lh->mig, &ms);
@@ -190,6 +205,7 @@ lh_vm_ram(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv)
 	free(vm->ram);
 	vm->ram = NULL;
 	vm->nr_ram = 0;
+	snprintf(vm->cells_error, sizeof(vm->cells_error), "%s", lv->numa.error);
 	snprintf(vm->ram_error, sizeof(vm->ram_error), "%s", lv->numa.layout_error);
 	if ((nr = linux_ram_layout_ranges(&lv->numa, &vm->ram)) != 0) {
 		vm->nr_ram = nr > 0 ? nr : 0;

@@ -73,6 +73,8 @@ struct lh_vm {
 	struct linux_ram_range *ram; /* guest RAM, in guest-physical order (linux_host.c) */
 	/* Why its vNUMA cells' RAM was not located (ram_layout.h): none of it moves. */
 	char ram_error[LINUX_QEMU_ERROR_MAX];
+	/* Why its -numa options gave no cells (qemu_numa.h): vnumad places it as one cell. */
+	char cells_error[LINUX_QEMU_ERROR_MAX];
 	struct linux_vm_sampling sampling;
 	double probed_s;
 	struct lh_job *jobs;

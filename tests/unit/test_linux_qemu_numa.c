@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "host/host.h"
 #include "host/linux/discover.h"
 #include "host/linux/qemu_numa.h"
 #include "host/linux/ram_layout.h"
@@ -405,7 +406,8 @@ tree_path(struct tree *t, const char *rel)
 static void
 tree_make(struct tree *t, const char *args_name)
 {
-	static const char *const links[] = {"sys", "proc/5300/task", "proc/5300/numa_maps"};
+	static const char *const links[] = {"sys",         "proc/sys",       "proc/uptime",
+	                                    "proc/vmstat", "proc/5300/task", "proc/5300/numa_maps"};
 	const char *tmp = getenv("TMPDIR");
 	char target[4096];
 	struct args a;
@@ -437,9 +439,15 @@ tree_make(struct tree *t, const char *args_name)
 static void
 tree_remove(struct tree *t)
 {
-	static const char *const files[] = {
-	    "sys", "proc/5300/task", "proc/5300/numa_maps", "proc/5300/cmdline", "proc/5300",
-	    "proc"};
+	static const char *const files[] = {"sys",
+	                                    "proc/sys",
+	                                    "proc/uptime",
+	                                    "proc/vmstat",
+	                                    "proc/5300/task",
+	                                    "proc/5300/numa_maps",
+	                                    "proc/5300/cmdline",
+	                                    "proc/5300",
+	                                    "proc"};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		tree_path(t, files[i]);
@@ -456,6 +464,22 @@ vm_of_pid(const struct linux_vm *vms, size_t nr, int pid)
 		if (vms[i].pid == pid)
 			return &vms[i];
 	return NULL;
+}
+
+/* The linux host on tree t: after a snapshot, its description holds what. */
+static void
+host_of_tree(struct tree *t, const char *what)
+{
+	struct host *h;
+	struct snapshot *snap;
+	char err[256];
+
+	assert_int_equal(host_linux_open(t->root, 100, &h, err, sizeof(err)), 0);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	if (strstr(h->ops->describe(h), what) == NULL)
+		fail_msg("\"%s\" not in \"%s\"", what, h->ops->describe(h));
+	snapshot_free(snap);
+	h->ops->close(h);
 }
 
 static void
@@ -490,6 +514,10 @@ test_discover_tree(void **state)
 	assert_int_equal(snap->vms[0].vcpus[1].index, 2);
 	assert_int_equal(snap->vms[0].vcpu_cell[1], 1);
 	snapshot_free(snap);
+	/* its backends (a memfd, a file) are not among its mappings (a tree has no maps): the
+	 * host says so, and moves none of its RAM */
+	host_of_tree(&t, "VMs whose vNUMA cells' RAM was not located, so none moves: 1 (pid 5300: "
+	                 "/proc/5300/maps: No such file or directory)");
 	tree_remove(&t);
 
 	/* cells that leave "CPU 2" out: none, and why */
@@ -504,6 +532,8 @@ test_discover_tree(void **state)
 	assert_int_equal(snap->vms[0].nr_cells, 0);
 	assert_null(snap->vms[0].vcpu_cell);
 	snapshot_free(snap);
+	host_of_tree(&t, "VMs whose -numa options were not understood, placed as one cell: 1 "
+	                 "(pid 5300: vCPU 2 is in no -numa node)");
 	tree_remove(&t);
 }
 
