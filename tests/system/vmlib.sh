@@ -31,7 +31,9 @@
 # - on_node: the fraction of ram_mib on that node (on those nodes for a VM with cells; which
 #   cell's RAM is where, vnuma-load's own summary says: vl_cells_check); 0 when node is -.
 # - locality: for each vCPU the fraction of the VM's resident RAM on the node it last ran on,
-#   averaged over the vCPUs: 1 when every vCPU sits with all of the RAM.
+#   averaged over the vCPUs: 1 when every vCPU sits with all of the RAM.  With K cells, the
+#   RAM on that node against its cell's share (1/K of the VM's: vnuma-load's cells are equal),
+#   at most 1: 1 when every cell's vCPUs sit with as much RAM as a cell has.
 # - host locality: the VMs' locality averaged with their ram_mib as weights.
 # - migrated / numa_migrated / hint_faults: /proc/vmstat pgmigrate_success (every page
 #   migration: the kernel's balancing, move_pages and migrate_pages alike),
@@ -70,6 +72,9 @@
 
 # Seconds between two samples of vl_sampler_start.
 VL_SAMPLE_S=2
+# A clock line that reaches the sampler less than this many seconds after its last sample
+# ended was queued while that sample ran (uptime counts in hundredths): skipped.
+VL_SAMPLE_STALE_S=0.05
 # A mapping is guest RAM when it holds at least 1/VL_RAM_MAP_FRACTION of the largest anonymous
 # mapping's resident pages: the rule vnumad's discovery uses, 8 by default.
 VL_RAM_MAP_FRACTION=8
@@ -373,6 +378,10 @@ function cells_node(vnode, n, K,    c, i, cn, used, out) {
 	}
 	return out
 }
+function min1(x) {
+	return x < 1 ? x : 1
+}
+
 # One vm line for VM spec s ("name pid cells task..."); returns its RAM MiB, its locality in
 # vloc, whether it is whole in vwhole.
 function vm_sample(s, t,    f, nf, ram, j, total, rs, cpus, vn, al, common, loc, nvc, i, st, x, cpu, node, allowed, fs, l, on, vnode, cn, k) {
@@ -414,7 +423,7 @@ function vm_sample(s, t,    f, nf, ram, j, total, rs, cpus, vn, al, common, loc,
 		else if (common != node)
 			common = "-"
 		if (total > 0 && node >= 0)
-			loc += ram[node] / total
+			loc += f[3] + 0 > 1 ? min1(ram[node] * f[3] / total) : ram[node] / total
 		nvc++
 	}
 	if (nvc > 0)
@@ -525,14 +534,23 @@ BEGIN {
 		if (a[i] ~ / /)
 			vml[++nv] = a[i]
 }
-/^ *[0-9]/ { sample() }'
+# A line read less than stale seconds after the last one was dealt with waited in the pipe
+# while a sample ran: skipped, so that a sample slower than the vmstat period (seconds in a
+# busy emulated guest) never builds a backlog that runs on after vmstat is stopped.
+/^ *[0-9]/ {
+	split(readline("/proc/uptime"), a, " ")
+	if (nsampled++ == 0 || a[1] - done_at >= stale)
+		sample()
+	split(readline("/proc/uptime"), a, " ")
+	done_at = a[1]
+}'
 
 # vl_sample_awk [STATUS [WATCH]]: the sampler's awk with its variables, reading stdin.
 vl_sample_awk() {
 	# shellcheck disable=SC2086 # VL_AWK is a command with its options
 	$VL_AWK -v vms="$VL_SPEC" -v cpunode="$VL_CPU_NODE" -v nodes="$VL_NODES" -v t0="$VL_T0" \
 		-v frac=$VL_RAM_MAP_FRACTION -v whole=$VL_WHOLE_FRACTION -v status="${1:-}" \
-		-v watch="${2:-}" "$VL_SAMPLE_AWK"
+		-v watch="${2:-}" -v stale=$VL_SAMPLE_STALE_S "$VL_SAMPLE_AWK"
 }
 
 # One sample of every VM of VL_SPEC (vl_vms_wait) and of the host, on stdout.
