@@ -163,10 +163,30 @@ void linux_numa_maps_free(struct linux_numa_maps *maps);
 
 /* ---- /proc/<pid>/maps ------------------------------------------------------------------- */
 
+/* One line of /proc/<pid>/maps (maps.c). */
+struct linux_vma {
+	uint64_t start, end;
+	char perms[5]; /* e.g. "rw-p" */
+	char *path;    /* NULL when the line names nothing; owned, as the kernel prints it */
+};
+
+struct linux_vmas {
+	size_t nr;
+	struct linux_vma *vmas; /* ascending start; owned */
+};
+
+/*
+ * Parse maps ("start-end perms offset dev inode [path]" lines).  -EINVAL when malformed or
+ * cut short, -EFBIG past LINUX_NUMA_MAPS_MAX_MAPS lines.  Free with linux_vmas_free.
+ */
+int linux_vmas_parse(const char *buf, size_t len, struct linux_vmas *out);
+int linux_vmas_read(const char *root, int pid, struct linux_vmas *out);
+void linux_vmas_free(struct linux_vmas *vmas);
+
 /*
  * For each of starts[0..n): the end address of the mapping that starts exactly there, or 0
  * when none does (it was unmapped, or the kernel merged it into a neighbour that starts
- * earlier).  -EINVAL on a malformed or cut-short file.  maps.c.
+ * earlier).  -EINVAL on a malformed or cut-short file (as linux_vmas_parse).
  */
 int linux_maps_ends_parse(const char *buf, size_t len, const uint64_t *starts, int n,
                           uint64_t *ends);

@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "host/linux/procfs.h"
 #include "host/linux/qemu_numa.h"
 
 /* A range of host virtual addresses: [start, start + len). */
@@ -48,26 +49,6 @@ struct linux_ram_range {
 	uint64_t start;
 	uint64_t len;
 };
-
-/* One line of /proc/<pid>/maps. */
-struct linux_vma {
-	uint64_t start, end;
-	char perms[5]; /* e.g. "rw-p" */
-	char *path;    /* NULL when the line names nothing; owned, as the kernel prints it */
-};
-
-struct linux_vmas {
-	size_t nr;
-	struct linux_vma *vmas; /* ascending start; owned */
-};
-
-/*
- * Parse maps ("start-end perms offset dev inode [path]" lines).  -EINVAL when malformed or
- * cut short, -EFBIG past LINUX_NUMA_MAPS_MAX_MAPS lines.  Free with linux_vmas_free.
- */
-int linux_vmas_parse(const char *buf, size_t len, struct linux_vmas *out);
-int linux_vmas_read(const char *root, int pid, struct linux_vmas *out);
-void linux_vmas_free(struct linux_vmas *vmas);
 
 /* The direction the kernel hands out a process's mappings in. */
 enum linux_mmap_order {
