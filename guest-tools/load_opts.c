@@ -263,6 +263,20 @@ load_set_workload(struct load_opts *o, const char *val, char *err, size_t errlen
 }
 
 static int
+load_set_cold(struct load_opts *o, const char *val, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (load_uint_parse(val, LOAD_COLD_MAX_PCT, &v) != 0) {
+		load_errf(err, errlen, "--cold: '%s' is not a percentage from 0 to %d", val,
+		          LOAD_COLD_MAX_PCT);
+		return -EINVAL;
+	}
+	o->cold_pct = (int)v;
+	return 0;
+}
+
+static int
 load_set_cells(struct load_opts *o, const char *val, char *err, size_t errlen)
 {
 	uint64_t v;
@@ -351,6 +365,7 @@ static const struct load_optdef load_optdefs[] = {
     {"--workload", true, load_set_workload},
     {"--cells", true, load_set_cells},
     {"--phase", true, load_set_phase},
+    {"--cold", true, load_set_cold},
     {"--pin", false, NULL},
     {"--duration", true, load_set_duration},
     {"--report", true, load_set_report},
@@ -417,6 +432,10 @@ load_opts_check(const struct load_opts *o, char *err, size_t errlen)
 	}
 	if (o->phase_s > 0 && o->workload != LOAD_WL_PHASED && o->workload != LOAD_WL_ADVERSE) {
 		load_errf(err, errlen, "--phase only applies to --workload phased or adverse");
+		return -EINVAL;
+	}
+	if (o->cold_pct > 0 && o->workload == LOAD_WL_CELLS) {
+		load_errf(err, errlen, "--cold does not apply to --workload cells");
 		return -EINVAL;
 	}
 	if (o->mbind && o->node < 0) {

@@ -39,7 +39,9 @@
 /* Shortest --report period (seconds): shorter would flood the output. */
 #define LOAD_REPORT_MIN_S 0.1
 /* Default phase lengths (seconds), as in the simulator's scenario format (BRIEF 4.2). */
-#define LOAD_PHASED_DEFAULT_S  60.0
+#define LOAD_PHASED_DEFAULT_S 60.0
+/* Largest --cold, percent: some RAM must stay hot. */
+#define LOAD_COLD_MAX_PCT      90
 #define LOAD_ADVERSE_DEFAULT_S 10.0
 
 enum load_workload {
@@ -60,6 +62,7 @@ struct load_opts {
 	enum load_workload workload;  /* --workload, default private */
 	int cells;                    /* --cells, 0 = not given */
 	double phase_s;               /* --phase, 0 = the workload's default */
+	int cold_pct;                 /* --cold: percent of RAM never touched after first touch */
 	bool pin;                     /* --pin: vCPU v on allowed CPU v mod count */
 	double duration_s;            /* --duration, 0 = until SIGTERM or SIGINT */
 	double report_s;              /* --report, 0 = only the final summary */

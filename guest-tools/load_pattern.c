@@ -30,6 +30,7 @@ load_pattern_init(struct load_pattern *p, const struct load_opts *o)
 	p->vcpus = o->vcpus;
 	p->cells = o->workload == LOAD_WL_CELLS ? o->cells : 0;
 	p->nr_lines = o->memory_bytes / LOAD_LINE_BYTES;
+	p->hot_lines = p->nr_lines - p->nr_lines * (uint64_t)o->cold_pct / 100;
 	p->phase_s = load_opts_phase_s(o);
 	p->seed = o->seed;
 }
@@ -53,8 +54,8 @@ load_pattern_slice_range(const struct load_pattern *p, int slice, struct load_re
 		load_pattern_cell_range(p, slice, r);
 		return;
 	}
-	r->first_line = s * p->nr_lines / n;
-	r->nr_lines = (s + 1) * p->nr_lines / n - r->first_line;
+	r->first_line = s * p->hot_lines / n;
+	r->nr_lines = (s + 1) * p->hot_lines / n - r->first_line;
 }
 
 /* The unit cells are cut in, in lines: a MiB, a page or a line (see load_pattern.h). */

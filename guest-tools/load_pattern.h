@@ -62,7 +62,9 @@ struct load_pattern {
 	int vcpus;
 	int cells;         /* cells workload only */
 	uint64_t nr_lines; /* RAM size in LOAD_LINE_BYTES lines */
-	double phase_s;    /* phased/adverse: seconds per phase; else 0 */
+	/* The lines accessed after the first touch: [0, hot_lines); the rest is cold (--cold). */
+	uint64_t hot_lines;
+	double phase_s; /* phased/adverse: seconds per phase; else 0 */
 	uint64_t seed;
 };
 
@@ -76,8 +78,8 @@ void load_pattern_init(struct load_pattern *p, const struct load_opts *o);
 /* How many home regions RAM is cut into: 1 (shared), the cells, or one per vCPU. */
 int load_pattern_nr_slices(const struct load_pattern *p);
 /*
- * Slice s of n: lines [s L / n, (s + 1) L / n), so slices tile RAM in order; for the cells
- * workload, slice s is cell s (load_pattern_cell_range).
+ * Slice s of n: lines [s L / n, (s + 1) L / n) with L the hot lines, so slices tile the hot
+ * RAM in order; for the cells workload, slice s is cell s (load_pattern_cell_range).
  */
 void load_pattern_slice_range(const struct load_pattern *p, int slice, struct load_region *r);
 /*

@@ -147,27 +147,29 @@ static void
 load_usage(FILE *f)
 {
 	fprintf(
-	    f, "usage: vnuma-load --name NAME [--vcpus N] [--memory SIZE] [--node N [--mbind]]\n"
-	       "                  [--workload private|shared|cells|phased|adverse|idle]\n"
-	       "                  [--cells K] [--phase S] [--pin] [--duration S] [--report S]\n"
-	       "                  [--seed N] [--hugepages|--no-hugepages] [-h] [-V]\n"
-	       "options:\n"
-	       "  --name NAME       the VM name (-name guest=NAME on the QEMU-like command line)\n"
-	       "  --vcpus N         vCPU threads, named \"CPU n/KVM\" (default 1)\n"
-	       "  --memory SIZE     guest RAM, e.g. 512M, 1.5G (no unit: MiB; default 1G)\n"
-	       "  --node N          first-touch the RAM on node N (pinned to its CPUs)\n"
-	       "  --mbind           with --node: place with set_mempolicy instead of CPU affinity\n"
-	       "  --workload W      the access pattern (default private)\n"
-	       "  --cells K         with --workload cells: K cells (required)\n"
-	       "  --phase S         phased/adverse: seconds per phase (default 60 / 10)\n"
-	       "  --pin             pin vCPU v to allowed CPU v mod count (default floating)\n"
-	       "  --duration S      stop after S seconds (default: at SIGTERM or SIGINT)\n"
-	       "  --report S        a progress line per vCPU and a total every S seconds\n"
-	       "  --seed N          seed of the access streams (default 1)\n"
-	       "  --hugepages       madvise(MADV_HUGEPAGE) on the RAM (default)\n"
-	       "  --no-hugepages    leave the RAM to the system's THP setting\n"
-	       "  -h, --help        this text\n"
-	       "  -V, --version     the version\n");
+	    f,
+	    "usage: vnuma-load --name NAME [--vcpus N] [--memory SIZE] [--node N [--mbind]]\n"
+	    "                  [--workload private|shared|cells|phased|adverse|idle]\n"
+	    "                  [--cells K] [--phase S] [--cold PCT] [--pin] [--duration S]\n"
+	    "                  [--report S] [--seed N] [--hugepages|--no-hugepages] [-h] [-V]\n"
+	    "options:\n"
+	    "  --name NAME       the VM name (-name guest=NAME on the QEMU-like command line)\n"
+	    "  --vcpus N         vCPU threads, named \"CPU n/KVM\" (default 1)\n"
+	    "  --memory SIZE     guest RAM, e.g. 512M, 1.5G (no unit: MiB; default 1G)\n"
+	    "  --node N          first-touch the RAM on node N (pinned to its CPUs)\n"
+	    "  --mbind           with --node: place with set_mempolicy instead of CPU affinity\n"
+	    "  --workload W      the access pattern (default private)\n"
+	    "  --cells K         with --workload cells: K cells (required)\n"
+	    "  --phase S         phased/adverse: seconds per phase (default 60 / 10)\n"
+	    "  --cold PCT        the last PCT %% of RAM is touched once, never again (default 0)\n"
+	    "  --pin             pin vCPU v to allowed CPU v mod count (default floating)\n"
+	    "  --duration S      stop after S seconds (default: at SIGTERM or SIGINT)\n"
+	    "  --report S        a progress line per vCPU and a total every S seconds\n"
+	    "  --seed N          seed of the access streams (default 1)\n"
+	    "  --hugepages       madvise(MADV_HUGEPAGE) on the RAM (default)\n"
+	    "  --no-hugepages    leave the RAM to the system's THP setting\n"
+	    "  -h, --help        this text\n"
+	    "  -V, --version     the version\n");
 }
 
 /* ---- start-up: options, checks, re-executing as QEMU ---------------------------------------- */
@@ -430,10 +432,10 @@ load_vcpu_wait_gate(struct load_run *run)
 static uint64_t
 load_vcpu_batch(const struct load_run *run, const struct load_region *home, struct load_rng *rng)
 {
-	uint64_t nr_lines = run->pattern.nr_lines;
+	uint64_t hot_lines = run->pattern.hot_lines;
 
 	for (int i = 0; i < LOAD_BATCH; i++) {
-		uint64_t line = load_pattern_pick(home, nr_lines, rng);
+		uint64_t line = load_pattern_pick(home, hot_lines, rng);
 		uint64_t *word = (uint64_t *)(void *)load_line_addr(run, line);
 
 		/* Relaxed atomics: plain loads and stores, but no data race between vCPUs. */
@@ -478,7 +480,7 @@ load_vcpu_main(void *arg)
 	struct load_vcpu *vc = arg;
 	struct load_run *run = vc->run;
 	const struct load_pattern *p = &run->pattern;
-	struct load_region home = {0, p->nr_lines};
+	struct load_region home = {0, p->hot_lines};
 	uint64_t phase = UINT64_MAX, done = 0;
 	struct load_rng rng;
 	double busy_from_s;

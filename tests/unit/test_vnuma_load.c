@@ -186,6 +186,11 @@ test_opts_errors(void **state)
 	assert_parse_error("more cells than", "--name", "a", "--workload", "cells", "--cells", "3",
 	                   "--vcpus", "2");
 	assert_parse_error("--phase only applies", "--name", "a", "--phase", "5");
+	assert_parse_error("--cold: '91' is not a percentage from 0 to 90", "--name", "a", "--cold",
+	                   "91");
+	assert_parse_error("--cold: '-1'", "--name", "a", "--cold", "-1");
+	assert_parse_error("--cold does not apply", "--name", "a", "--vcpus", "2", "--workload",
+	                   "cells", "--cells", "2", "--cold", "10");
 	assert_parse_error("--mbind needs --node", "--name", "a", "--mbind");
 	assert_parse_error("--report: '0.01'", "--name", "a", "--report", "0.01");
 	assert_parse_error("--duration: '0'", "--name", "a", "--duration", "0");
@@ -297,6 +302,7 @@ pattern_make(struct load_pattern *p, enum load_workload w, int vcpus, int cells,
 	p->vcpus = vcpus;
 	p->cells = cells;
 	p->nr_lines = lines;
+	p->hot_lines = lines;
 	p->phase_s = w == LOAD_WL_PHASED || w == LOAD_WL_ADVERSE ? 10 : 0;
 	p->seed = 5;
 }
@@ -330,6 +336,34 @@ test_slices_tile_ram(void **state)
 	assert_int_equal(load_pattern_nr_slices(&p), 1);
 	load_pattern_slice_range(&p, load_pattern_home(&p, 3, 0, NULL), &r);
 	assert_true(r.first_line == 0 && r.nr_lines == 1000);
+}
+
+/* --cold 25: the slices tile the first 75 % of RAM; no access ever lands in the rest. */
+static void
+test_cold_tail_untouched(void **state)
+{
+	struct load_opts o;
+	struct load_pattern p;
+	struct load_region r;
+	struct load_rng rng;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, sizeof(err), "--name", "c", "--vcpus", "3", "--memory",
+	                       "64", "--cold", "25", NULL),
+	                 0);
+	assert_int_equal(o.cold_pct, 25);
+	load_pattern_init(&p, &o);
+	assert_true(p.nr_lines == 64 * MIB / LOAD_LINE_BYTES);
+	assert_true(p.hot_lines == p.nr_lines / 4 * 3);
+	load_pattern_slice_range(&p, 2, &r);
+	assert_true(r.first_line + r.nr_lines == p.hot_lines);
+	load_rng_seed(&rng, 1, 0);
+	for (int i = 0; i < 100000; i++)
+		assert_true(load_pattern_pick(&r, p.hot_lines, &rng) < p.hot_lines);
+	/* without --cold every line is hot */
+	assert_int_equal(parse(&o, err, sizeof(err), "--name", "c", NULL), 0);
+	load_pattern_init(&p, &o);
+	assert_true(p.hot_lines == p.nr_lines);
 }
 
 static void
@@ -564,6 +598,7 @@ main(void)
 	    cmocka_unit_test(test_opts_defaults),
 	    cmocka_unit_test(test_opts_all),
 	    cmocka_unit_test(test_opts_errors),
+	    cmocka_unit_test(test_cold_tail_untouched),
 	    cmocka_unit_test(test_qemu_name),
 	    cmocka_unit_test(test_reexec_argv_roundtrip),
 	    cmocka_unit_test(test_qemu_cell_args),
