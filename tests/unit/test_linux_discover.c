@@ -20,18 +20,9 @@
 #include "host/linux/discover.h"
 #include "host/linux/probe.h"
 #include "host/linux/snapshot.h"
+#include "linux_test_util.h"
 
 #define MIB_KIB 1024ull
-
-static const char *
-root_of(const char *tree)
-{
-	static char buf[4096];
-	const char *src = getenv("VNUMAD_SRCDIR");
-
-	snprintf(buf, sizeof(buf), "%s/tests/fixtures/linux/%s", src ? src : ".", tree);
-	return buf;
-}
 
 static void
 test_name_parse(void **state)
@@ -141,7 +132,8 @@ test_discover_fixture(void **state)
 	size_t nr;
 
 	(void)state;
-	assert_int_equal(linux_vms_discover_skips(root_of("qemu-2node"), &vms, &nr, &skips), 0);
+	assert_int_equal(
+	    linux_vms_discover_skips(ltu_fixture_root("qemu-2node"), &vms, &nr, &skips), 0);
 	/* 5400 is not QEMU, 5500 is malformed, 5700 vanished. */
 	assert_int_equal(nr, 4);
 	assert_int_equal(skips.skipped, 1);
@@ -202,7 +194,7 @@ assert_sampling(const char *root, const struct linux_host_caps *caps, const stru
 static void
 test_probe_fixture(void **state)
 {
-	const char *root = root_of("qemu-2node");
+	const char *root = ltu_fixture_root("qemu-2node");
 	struct linux_host_caps caps;
 	struct linux_vm *vms;
 	size_t nr;
@@ -232,21 +224,9 @@ test_probe_fixture(void **state)
 	linux_vms_free(vms, nr);
 
 	/* No debugfs tunables in the plain 2node tree. */
-	assert_int_equal(linux_host_probe(root_of("2node"), 4242, 4250, &caps), 0);
+	assert_int_equal(linux_host_probe(ltu_fixture_root("2node"), 4242, 4250, &caps), 0);
 	assert_false(caps.debugfs_scan);
 	assert_true(caps.sched_numa_faults);
-}
-
-static void
-write_file(const char *dir, const char *rel, const char *text)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	assert_non_null(f = fopen(path, "w"));
-	fputs(text, f);
-	fclose(f);
 }
 
 /* Memory tiering alone (mode 2) is not NUMA balancing; no sysctl at all reads -1. */
@@ -265,12 +245,12 @@ test_probe_tiering(void **state)
 		*p = '/';
 	}
 	assert_int_equal(mkdir(path, 0700), 0);
-	write_file(dir, "proc/sys/kernel/numa_balancing", "2\n");
+	ltu_file_write(dir, "proc/sys/kernel/numa_balancing", "2\n");
 	assert_int_equal(linux_host_probe(dir, 1, 1, &caps), 0);
 	assert_int_equal(caps.numa_balancing, 2);
 	assert_false(caps.balancing_on);
 	assert_false(caps.sched_numa_faults);
-	write_file(dir, "proc/sys/kernel/numa_balancing", "3\n");
+	ltu_file_write(dir, "proc/sys/kernel/numa_balancing", "3\n");
 	assert_int_equal(linux_host_probe(dir, 1, 1, &caps), 0);
 	assert_true(caps.balancing_on);
 	snprintf(path, sizeof(path), "%s/proc/sys/kernel/numa_balancing", dir);
@@ -301,7 +281,7 @@ test_snapshot_fixture(void **state)
 	const struct snap_vm *vm;
 
 	(void)state;
-	assert_int_equal(linux_snapshot_build(root_of("qemu-2node"), &snap), 0);
+	assert_int_equal(linux_snapshot_build(ltu_fixture_root("qemu-2node"), &snap), 0);
 	assert_int_equal(snap->nr_nodes, 2);
 	assert_int_equal(snap->nodes[0].id, 0);
 	assert_int_equal(snap->nodes[1].nr_cpus, 2);
@@ -373,10 +353,10 @@ test_missing_root(void **state)
 	size_t nr = 7;
 
 	(void)state;
-	assert_true(linux_vms_discover(root_of("no-such-tree"), &vms, &nr) < 0);
+	assert_true(linux_vms_discover(ltu_fixture_root("no-such-tree"), &vms, &nr) < 0);
 	assert_null(vms);
 	assert_int_equal(nr, 0);
-	assert_true(linux_snapshot_build(root_of("no-such-tree"), &snap) < 0);
+	assert_true(linux_snapshot_build(ltu_fixture_root("no-such-tree"), &snap) < 0);
 	assert_null(snap);
 }
 

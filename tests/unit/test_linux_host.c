@@ -11,12 +11,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <stdarg.h>
@@ -28,20 +24,11 @@
 #include "host/host.h"
 #include "host/linux/actuate.h"
 #include "host/linux/procfs.h"
+#include "linux_test_util.h"
 
 /* Longest wait for the test's VM to show up or a move to finish, seconds (a bound, not a
  * performance target: the test fails only if it never happens). */
 #define WAIT_MAX_S 30
-
-static const char *
-root_of(const char *tree)
-{
-	static char buf[4096];
-	const char *src = getenv("VNUMAD_SRCDIR");
-
-	snprintf(buf, sizeof(buf), "%s/tests/fixtures/linux/%s", src ? src : ".", tree);
-	return buf;
-}
 
 static const struct snap_vm *
 vm_named(const struct snapshot *snap, const char *name)
@@ -62,7 +49,8 @@ test_fixture_snapshot(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(host_linux_open(root_of("qemu-2node"), 100, &h, err, sizeof(err)), 0);
+	assert_int_equal(host_linux_open(ltu_fixture_root("qemu-2node"), 100, &h, err, sizeof(err)),
+	                 0);
 	assert_string_equal(h->ops->name, "linux");
 	assert_non_null(strstr(h->ops->describe(h), "kernel.numa_balancing=1"));
 	assert_int_equal(h->ops->snapshot(h, &snap), 0);
@@ -129,48 +117,13 @@ test_maps_ends(void **state)
 
 /* ---- on this machine, with a vnuma-load VM ----------------------------------------------- */
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static pid_t
-vm_start(const char *name)
-{
-	char path[4096];
-	const char *bin = getenv("VNUMAD_BINDIR");
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "%s/guest-tools/vnuma-load", bin ? bin : ".");
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		freopen("/dev/null", "w", stdout);
-		execl(path, path, "--name", name, "--vcpus", "2", "--memory", "64M", "--duration",
-		      "120", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void
-vm_stop(pid_t pid)
-{
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-}
-
 /* A snapshot holding the VM with its RAM resident, or NULL after WAIT_MAX_S. */
 static struct snapshot *
 snap_with(struct host *h, const char *name, const struct snap_vm **vm)
 {
-	double t0 = now_s();
+	double t0 = ltu_now_s();
 
-	while (now_s() - t0 < WAIT_MAX_S) {
+	while (ltu_now_s() - t0 < WAIT_MAX_S) {
 		struct snapshot *snap;
 		uint64_t res = 0;
 
@@ -200,11 +153,11 @@ test_live_vm(void **state)
 
 	(void)state;
 	snprintf(name, sizeof(name), "hosttest-%d", (int)getpid());
-	pid = vm_start(name);
+	pid = ltu_load_start(name, "--vcpus", "2", "--memory", "64M", "--duration", "120", NULL);
 	assert_int_equal(host_linux_open(NULL, 1024, &h, err, sizeof(err)), 0);
 	snap = snap_with(h, name, &vm);
 	if (snap == NULL)
-		vm_stop(pid);
+		ltu_load_stop(pid);
 	assert_non_null(snap);
 	id = vm->id;
 	assert_int_equal(id, pid);
@@ -229,8 +182,8 @@ test_live_vm(void **state)
 	/* a move of pages that are all on its target already: walked, nothing moved or failed */
 	assert_int_equal(h->ops->move_memory(h, id, 0, 0, 0, 0, 64), 0);
 	snapshot_free(snap);
-	t0 = now_s();
-	while (h->ops->wake_s(h) > 0 && now_s() - t0 < WAIT_MAX_S) {
+	t0 = ltu_now_s();
+	while (h->ops->wake_s(h) > 0 && ltu_now_s() - t0 < WAIT_MAX_S) {
 		h->ops->advance(h, 0);
 		usleep(10 * 1000);
 	}
@@ -249,7 +202,7 @@ test_live_vm(void **state)
 	assert_int_equal(h->ops->set_sampling(h, id, 0), -EOPNOTSUPP);
 
 	/* the VM goes: gone from the next snapshot, its actions routine -ESRCH */
-	vm_stop(pid);
+	ltu_load_stop(pid);
 	assert_int_equal(h->ops->snapshot(h, &snap), 0);
 	assert_null(vm_named(snap, name));
 	snapshot_free(snap);

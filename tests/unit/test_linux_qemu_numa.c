@@ -12,13 +12,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <stdarg.h>
@@ -32,6 +29,7 @@
 #include "host/linux/qemu_numa.h"
 #include "host/linux/ram_layout.h"
 #include "host/linux/snapshot.h"
+#include "linux_test_util.h"
 
 #define MIB ((uint64_t)1 << 20)
 /* Most arguments in one fixture command line. */
@@ -45,16 +43,6 @@ struct args {
 	char *text;
 };
 
-static const char *
-src_path(const char *rel)
-{
-	static char buf[4096];
-	const char *src = getenv("VNUMAD_SRCDIR");
-
-	snprintf(buf, sizeof(buf), "%s/%s", src ? src : ".", rel);
-	return buf;
-}
-
 /* tests/fixtures/qemu-numa/NAME: one argument per line. */
 static void
 args_load(struct args *a, const char *name)
@@ -65,9 +53,9 @@ args_load(struct args *a, const char *name)
 	char *line;
 
 	snprintf(rel, sizeof(rel), "tests/fixtures/qemu-numa/%s", name);
-	f = fopen(src_path(rel), "r");
+	f = fopen(ltu_src_path(rel), "r");
 	if (f == NULL)
-		fail_msg("cannot open %s", src_path(rel));
+		fail_msg("cannot open %s", ltu_src_path(rel));
 	fseek(f, 0, SEEK_END);
 	len = ftell(f);
 	rewind(f);
@@ -92,21 +80,6 @@ parse_fixture(const char *name, struct linux_qemu_numa *n)
 	ret = linux_qemu_numa_parse(a.argc, a.argv, n);
 	free(a.text);
 	return ret;
-}
-
-/* Parse a NULL-terminated list of arguments after argv[0]. */
-static int
-parse_list(struct linux_qemu_numa *n, ...)
-{
-	char *argv[64] = {"qemu-system-x86_64"};
-	int argc = 1;
-	va_list ap;
-
-	va_start(ap, n);
-	while (argc < 63 && (argv[argc] = va_arg(ap, char *)) != NULL)
-		argc++;
-	va_end(ap);
-	return linux_qemu_numa_parse(argc, argv, n);
 }
 
 static void
@@ -259,17 +232,19 @@ test_no_cells_given(void **state)
 
 	(void)state;
 	/* no -numa at all, only other kinds, or an option cut off at the end: no cells, no error */
-	assert_int_equal(
-	    parse_list(&n, "-m", "4G", "-object", "memory-backend-memfd,id=ram0,size=4G", NULL), 0);
+	assert_int_equal(ltu_numa_parse_list(&n, "-m", "4G", "-object",
+	                                     "memory-backend-memfd,id=ram0,size=4G", NULL),
+	                 0);
 	assert_int_equal(n.nr_cells, 0);
 	assert_string_equal(n.error, "");
-	assert_int_equal(parse_list(&n, "-numa", "dist,src=0,dst=1,val=21", "-numa", NULL), 0);
+	assert_int_equal(ltu_numa_parse_list(&n, "-numa", "dist,src=0,dst=1,val=21", "-numa", NULL),
+	                 0);
 	assert_int_equal(n.nr_cells, 0);
 	assert_string_equal(n.error, "");
 	assert_int_equal(linux_qemu_numa_parse(0, NULL, &n), 0);
 	assert_int_equal(n.nr_cells, 0);
 	/* a flag without a value does not swallow the option after it */
-	assert_int_equal(parse_list(&n, "-S", "-numa", "node,cpus=0,mem=64", NULL), 0);
+	assert_int_equal(ltu_numa_parse_list(&n, "-S", "-numa", "node,cpus=0,mem=64", NULL), 0);
 	assert_int_equal(n.nr_cells, 1);
 	assert_int_equal(n.ram_bytes, 64 * MIB); /* no -m: the cells' total */
 	linux_qemu_numa_free(&n);
@@ -281,29 +256,31 @@ test_memdev_errors(void **state)
 	struct linux_qemu_numa n;
 
 	(void)state;
-	assert_no_cells(parse_list(&n, "-numa", "node,cpus=0,memdev=nope", NULL), &n,
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,cpus=0,memdev=nope", NULL), &n,
 	                "memdev=nope: no memory-backend");
-	assert_no_cells(parse_list(&n, "-object", "memory-backend-ram,id=a,size=1G", "-object",
-	                           "memory-backend-ram,id=a,size=1G", "-numa",
-	                           "node,cpus=0,memdev=a", NULL),
+	assert_no_cells(ltu_numa_parse_list(&n, "-object", "memory-backend-ram,id=a,size=1G",
+	                                    "-object", "memory-backend-ram,id=a,size=1G", "-numa",
+	                                    "node,cpus=0,memdev=a", NULL),
 	                &n, "more than one");
-	assert_no_cells(
-	    parse_list(&n, "-object",
-	               "{\"qom-type\":\"memory-backend-ram\",\"id\":\"a\",\"size\":\"1G\"}",
-	               "-numa", "node,cpus=0,memdev=a", NULL),
-	    &n, "size= is missing or not a size");
-	assert_no_cells(parse_list(&n, "-object", "memory-backend-ram,id=a,size=lots", "-numa",
-	                           "node,cpus=0,memdev=a", NULL),
+	assert_no_cells(ltu_numa_parse_list(
+	                    &n, "-object",
+	                    "{\"qom-type\":\"memory-backend-ram\",\"id\":\"a\",\"size\":\"1G\"}",
+	                    "-numa", "node,cpus=0,memdev=a", NULL),
+	                &n, "size= is missing or not a size");
+	assert_no_cells(ltu_numa_parse_list(&n, "-object", "memory-backend-ram,id=a,size=lots",
+	                                    "-numa", "node,cpus=0,memdev=a", NULL),
 	                &n, "size= is missing or not a size");
 	/* an object of another type with that id is no memory backend */
-	assert_no_cells(
-	    parse_list(&n, "-object", "iothread,id=a", "-numa", "node,cpus=0,memdev=a", NULL), &n,
-	    "no memory-backend");
-	assert_no_cells(parse_list(&n, "-object", "memory-backend-ram,id=a,size=1G", "-numa",
-	                           "node,cpus=0,memdev=a", "-numa", "node,cpus=1", NULL),
+	assert_no_cells(ltu_numa_parse_list(&n, "-object", "iothread,id=a", "-numa",
+	                                    "node,cpus=0,memdev=a", NULL),
+	                &n, "no memory-backend");
+	assert_no_cells(ltu_numa_parse_list(&n, "-object", "memory-backend-ram,id=a,size=1G",
+	                                    "-numa", "node,cpus=0,memdev=a", "-numa", "node,cpus=1",
+	                                    NULL),
 	                &n, "memdev= on some nodes only");
-	assert_no_cells(parse_list(&n, "-numa", "node,cpus=0", "-numa", "node,cpus=1", NULL), &n,
-	                "no mem= or memdev=");
+	assert_no_cells(
+	    ltu_numa_parse_list(&n, "-numa", "node,cpus=0", "-numa", "node,cpus=1", NULL), &n,
+	    "no mem= or memdev=");
 }
 
 static void
@@ -314,27 +291,30 @@ test_node_errors(void **state)
 	char *argv[2 + 2 * 64];
 
 	(void)state;
-	assert_no_cells(
-	    parse_list(&n, "-numa", "node,cpus=0,mem=1G", "-numa", "node,mem=1G", "-m", "2G", NULL),
-	    &n, "node 1 has no vCPUs");
-	assert_no_cells(
-	    parse_list(&n, "-numa", "node,cpus=0,mem=1G", "-numa", "node,cpus=1,mem=0", NULL), &n,
-	    "node 1 has less than 1 MiB");
-	assert_no_cells(parse_list(&n, "-numa", "node,nodeid=128,cpus=0,mem=1G", NULL), &n,
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,cpus=0,mem=1G", "-numa",
+	                                    "node,mem=1G", "-m", "2G", NULL),
+	                &n, "node 1 has no vCPUs");
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,cpus=0,mem=1G", "-numa",
+	                                    "node,cpus=1,mem=0", NULL),
+	                &n, "node 1 has less than 1 MiB");
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,nodeid=128,cpus=0,mem=1G", NULL), &n,
 	                "nodeid=128");
-	assert_no_cells(parse_list(&n, "-numa", "node,nodeid=x,cpus=0,mem=1G", NULL), &n,
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,nodeid=x,cpus=0,mem=1G", NULL), &n,
 	                "nodeid=x");
-	assert_no_cells(parse_list(&n, "-numa", "node,nodeid=0,nodeid=1,cpus=0,mem=1G", NULL), &n,
-	                "nodeid=1");
-	assert_no_cells(parse_list(&n, "-numa", "node,cpus=3-1,mem=1G", NULL), &n, "cpus=3-1");
-	assert_no_cells(parse_list(&n, "-numa", "node,cpus=a,mem=1G", NULL), &n, "cpus=a");
-	assert_no_cells(parse_list(&n, "-numa", "node,cpus=0:2,mem=1G", NULL), &n, "cpus=0:2");
-	assert_no_cells(parse_list(&n, "-numa", "node,cpus=0,mem=1G,mem=2G", NULL), &n,
+	assert_no_cells(
+	    ltu_numa_parse_list(&n, "-numa", "node,nodeid=0,nodeid=1,cpus=0,mem=1G", NULL), &n,
+	    "nodeid=1");
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,cpus=3-1,mem=1G", NULL), &n,
+	                "cpus=3-1");
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,cpus=a,mem=1G", NULL), &n, "cpus=a");
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,cpus=0:2,mem=1G", NULL), &n,
+	                "cpus=0:2");
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,cpus=0,mem=1G,mem=2G", NULL), &n,
 	                "mem=2G is not one size");
-	assert_no_cells(parse_list(&n, "-numa", "node,cpus=0,mem=1G", "-m", "lots", NULL), &n,
-	                "-m lots is not a size");
+	assert_no_cells(ltu_numa_parse_list(&n, "-numa", "node,cpus=0,mem=1G", "-m", "lots", NULL),
+	                &n, "-m lots is not a size");
 	/* the same vCPU twice in one node is harmless */
-	assert_int_equal(parse_list(&n, "-numa", "node,cpus=0-1,cpus=1,mem=1G", NULL), 0);
+	assert_int_equal(ltu_numa_parse_list(&n, "-numa", "node,cpus=0-1,cpus=1,mem=1G", NULL), 0);
 	assert_int_equal(n.nr_cells, 1);
 	linux_qemu_numa_free(&n);
 	/* more nodes than QEMU allows */
@@ -423,7 +403,7 @@ tree_make(struct tree *t, const char *args_name)
 		char rel[128];
 
 		snprintf(rel, sizeof(rel), "tests/fixtures/linux/qemu-2node/%s", links[i]);
-		snprintf(target, sizeof(target), "%s", src_path(rel));
+		snprintf(target, sizeof(target), "%s", ltu_src_path(rel));
 		tree_path(t, links[i]);
 		assert_int_equal(symlink(target, t->path), 0);
 	}
@@ -539,43 +519,13 @@ test_discover_tree(void **state)
 
 /* ---- on this machine, with a vnuma-load VM ----------------------------------------------- */
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* vnuma-load with 4 vCPUs in 3 cells over 64 MiB: cells of 21, 21 and 22 MiB. */
-static pid_t
-vm_start(const char *name)
-{
-	char path[4096];
-	const char *bin = getenv("VNUMAD_BINDIR");
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "%s/guest-tools/vnuma-load", bin ? bin : ".");
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (freopen("/dev/null", "w", stdout) == NULL)
-			_exit(127);
-		execl(path, path, "--name", name, "--vcpus", "4", "--memory", "64M", "--workload",
-		      "cells", "--cells", "3", "--duration", "120", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
 /* The VM once all 4 vCPUs and its 3 RAM mappings are there; false after WAIT_MAX_S. */
 static bool
 vm_wait(pid_t pid, struct linux_vm **vms, size_t *nr, const struct linux_vm **vm)
 {
-	double t0 = now_s();
+	double t0 = ltu_now_s();
 
-	while (now_s() - t0 < WAIT_MAX_S) {
+	while (ltu_now_s() - t0 < WAIT_MAX_S) {
 		assert_int_equal(linux_vms_discover(NULL, vms, nr), 0);
 		*vm = vm_of_pid(*vms, *nr, pid);
 		if (*vm != NULL && (*vm)->nr_vcpus == 4 && (*vm)->nr_ram_maps == 3)
@@ -601,11 +551,12 @@ test_live_vnuma_load_cells(void **state)
 
 	(void)state;
 	snprintf(name, sizeof(name), "cellstest-%d", (int)getpid());
-	pid = vm_start(name);
+	/* 4 vCPUs in 3 cells over 64 MiB: cells of 21, 21 and 22 MiB */
+	pid = ltu_load_start(name, "--vcpus", "4", "--memory", "64M", "--workload", "cells",
+	                     "--cells", "3", "--duration", "120", NULL);
 	up = vm_wait(pid, &vms, &nr, &vm);
 	if (!up || vm == NULL) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
+		ltu_load_stop(pid);
 		fail_msg("vnuma-load %s never showed 4 vCPUs and 3 RAM mappings", name);
 		return;
 	}
@@ -640,8 +591,7 @@ test_live_vnuma_load_cells(void **state)
 	for (int i = 0; i < snap->nr_vms; i++)
 		if (snap->vms[i].id == pid)
 			sv = &snap->vms[i];
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
+	ltu_load_stop(pid);
 	assert_non_null(sv);
 	assert_int_equal(sv->nr_cells, 3);
 	assert_int_equal(sv->cells[0].mem_start_mib, 0);

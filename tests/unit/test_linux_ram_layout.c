@@ -32,20 +32,11 @@
 #include "host/linux/qemu_numa.h"
 #include "host/linux/ram_layout.h"
 #include "policy/util.h"
+#include "linux_test_util.h"
 
 #define MIB ((uint64_t)1 << 20)
 /* Most markers in one fixture (two per cell). */
 #define MARKERS_MAX 16
-
-static const char *
-src_path(const char *rel)
-{
-	static char buf[4096];
-	const char *src = getenv("VNUMAD_SRCDIR");
-
-	snprintf(buf, sizeof(buf), "%s/%s", src ? src : ".", rel);
-	return buf;
-}
 
 /* ---- the captured fixtures ------------------------------------------------------------------- */
 
@@ -63,7 +54,7 @@ markers_load(const char *name, struct marker *m)
 	int n = 0;
 
 	snprintf(rel, sizeof(rel), "tests/fixtures/qemu-ram-layout/%s/markers", name);
-	assert_non_null(f = fopen(src_path(rel), "r"));
+	assert_non_null(f = fopen(ltu_src_path(rel), "r"));
 	while (n < MARKERS_MAX && fscanf(f, "%d %" SCNx64 " %" SCNx64 " %" SCNx64, &m[n].cell,
 	                                 &m[n].guest_off, &m[n].host, &m[n].value) == 4)
 		n++;
@@ -80,7 +71,7 @@ fixture_vm(const char *name, struct linux_vm **vms)
 	size_t nr;
 
 	snprintf(rel, sizeof(rel), "tests/fixtures/qemu-ram-layout/%s", name);
-	assert_int_equal(linux_vms_discover(src_path(rel), vms, &nr), 0);
+	assert_int_equal(linux_vms_discover(ltu_src_path(rel), vms, &nr), 0);
 	assert_int_equal(nr, 1);
 	return &(*vms)[0];
 }
@@ -198,21 +189,6 @@ test_fixture_tiny2_unlocated(void **state)
 
 /* ---- the rules, on inline maps --------------------------------------------------------------- */
 
-/* Cells from a NULL-terminated option list (argv[0] added here). */
-static void
-numa_parse(struct linux_qemu_numa *n, ...)
-{
-	char *argv[32] = {"qemu-system-x86_64"};
-	int argc = 1;
-	va_list ap;
-
-	va_start(ap, n);
-	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
-		argc++;
-	va_end(ap);
-	assert_int_equal(linux_qemu_numa_parse(argc, argv, n), 0);
-}
-
 static int
 find_in(struct linux_qemu_numa *n, const char *maps, enum linux_mmap_order order)
 {
@@ -245,7 +221,7 @@ test_equal_sizes_by_order(void **state)
 	struct linux_qemu_numa n;
 
 	(void)state;
-	numa_parse(&n, EQUAL2_ARGS, NULL);
+	assert_int_equal(ltu_numa_parse_list(&n, EQUAL2_ARGS, NULL), 0);
 	/* top-down: the first created (a, cell 0) is the higher one */
 	assert_int_equal(find_in(&n, maps_two_64, LINUX_MMAP_TOP_DOWN), 0);
 	assert_int_equal(n.cells[0].host_start, 0x20000000);
@@ -263,9 +239,11 @@ test_equal_sizes_by_order(void **state)
 	linux_qemu_numa_free(&n);
 
 	/* the command-line order of -object decides, not the nodeids */
-	numa_parse(&n, "-object", "memory-backend-ram,id=b,size=64M", "-object",
-	           "memory-backend-ram,id=a,size=64M", "-numa", "node,nodeid=0,cpus=0,memdev=a",
-	           "-numa", "node,nodeid=1,cpus=1,memdev=b", NULL);
+	assert_int_equal(ltu_numa_parse_list(&n, "-object", "memory-backend-ram,id=b,size=64M",
+	                                     "-object", "memory-backend-ram,id=a,size=64M", "-numa",
+	                                     "node,nodeid=0,cpus=0,memdev=a", "-numa",
+	                                     "node,nodeid=1,cpus=1,memdev=b", NULL),
+	                 0);
 	assert_int_equal(find_in(&n, maps_two_64, LINUX_MMAP_TOP_DOWN), 0);
 	assert_int_equal(n.cells[0].host_start, 0x10000000);
 	assert_int_equal(n.cells[1].host_start, 0x20000000);
@@ -292,11 +270,13 @@ test_out_of_order_refused(void **state)
 	struct linux_qemu_numa n;
 
 	(void)state;
-	numa_parse(&n, "-object", "memory-backend-ram,id=a,size=64M", "-object",
-	           "memory-backend-ram,id=m,size=32M", "-object",
-	           "memory-backend-ram,id=b,size=64M", "-numa", "node,nodeid=0,cpus=0,memdev=a",
-	           "-numa", "node,nodeid=1,cpus=1,memdev=m", "-numa",
-	           "node,nodeid=2,cpus=2,memdev=b", NULL);
+	assert_int_equal(ltu_numa_parse_list(&n, "-object", "memory-backend-ram,id=a,size=64M",
+	                                     "-object", "memory-backend-ram,id=m,size=32M",
+	                                     "-object", "memory-backend-ram,id=b,size=64M", "-numa",
+	                                     "node,nodeid=0,cpus=0,memdev=a", "-numa",
+	                                     "node,nodeid=1,cpus=1,memdev=m", "-numa",
+	                                     "node,nodeid=2,cpus=2,memdev=b", NULL),
+	                 0);
 	assert_int_equal(find_in(&n, maps_in_order, LINUX_MMAP_TOP_DOWN), 0);
 	assert_int_equal(n.cells[0].host_start, 0x20000000);
 	assert_int_equal(n.cells[1].host_start, 0x18000000);
@@ -335,25 +315,29 @@ test_sizes_and_guards(void **state)
 	struct linux_qemu_numa n;
 
 	(void)state;
-	numa_parse(&n, "-object", "memory-backend-ram,id=a,size=64M", "-object",
-	           "memory-backend-ram,id=b,size=192M", "-numa", "node,nodeid=0,cpus=0,memdev=a",
-	           "-numa", "node,nodeid=1,cpus=1,memdev=b", NULL);
+	assert_int_equal(ltu_numa_parse_list(&n, "-object", "memory-backend-ram,id=a,size=64M",
+	                                     "-object", "memory-backend-ram,id=b,size=192M",
+	                                     "-numa", "node,nodeid=0,cpus=0,memdev=a", "-numa",
+	                                     "node,nodeid=1,cpus=1,memdev=b", NULL),
+	                 0);
 	assert_int_equal(find_in(&n, maps, LINUX_MMAP_UNKNOWN), 0);
 	assert_int_equal(n.cells[0].host_start, 0x20000000);
 	assert_int_equal(n.cells[1].host_start, 0x30000000);
 	linux_qemu_numa_free(&n);
 
 	/* no mappings that add up to the size at all */
-	numa_parse(&n, "-object", "memory-backend-ram,id=a,size=64M", "-object",
-	           "memory-backend-ram,id=b,size=96M", "-numa", "node,nodeid=0,cpus=0,memdev=a",
-	           "-numa", "node,nodeid=1,cpus=1,memdev=b", NULL);
+	assert_int_equal(ltu_numa_parse_list(&n, "-object", "memory-backend-ram,id=a,size=64M",
+	                                     "-object", "memory-backend-ram,id=b,size=96M", "-numa",
+	                                     "node,nodeid=0,cpus=0,memdev=a", "-numa",
+	                                     "node,nodeid=1,cpus=1,memdev=b", NULL),
+	                 0);
 	assert_int_equal(find_in(&n, maps, LINUX_MMAP_TOP_DOWN), -ENXIO);
 	assert_string_equal(n.layout_error, "cell 1 (memdev b): 0 anonymous mappings of 100663296 "
 	                                    "bytes for 1 such backends");
 	linux_qemu_numa_free(&n);
 
 	/* three 32 MiB mappings in a row fit two 64 MiB backends twice, overlapping: refused */
-	numa_parse(&n, EQUAL2_ARGS, NULL);
+	assert_int_equal(ltu_numa_parse_list(&n, EQUAL2_ARGS, NULL), 0);
 	assert_int_equal(find_in(&n,
 	                         "10000000-12000000 rw-p 00000000 00:00 0 \n"
 	                         "12000000-14000000 rw-p 00000000 00:00 0 \n"
@@ -383,16 +367,18 @@ test_file_backends(void **state)
 	struct linux_qemu_numa n;
 
 	(void)state;
-	numa_parse(&n, "-object",
-	           "memory-backend-file,id=m0,size=64M,mem-path=/dev/hugepages/libvirt/qemu/1-web/",
-	           "-object",
-	           "{\"qom-type\":\"memory-backend-file\",\"id\":\"m1\",\"size\":67108864,"
-	           "\"mem-path\":\"/dev/hugepages/libvirt/qemu/1-web\"}",
-	           "-object", "memory-backend-file,id=m2,size=64M,mem-path=/srv/vm/ram 2",
-	           "-object", "memory-backend-memfd,id=m3,size=64M", "-numa",
-	           "node,nodeid=0,cpus=0,memdev=m0", "-numa", "node,nodeid=1,cpus=1,memdev=m1",
-	           "-numa", "node,nodeid=2,cpus=2,memdev=m2", "-numa",
-	           "node,nodeid=3,cpus=3,memdev=m3", NULL);
+	assert_int_equal(
+	    ltu_numa_parse_list(
+	        &n, "-object",
+	        "memory-backend-file,id=m0,size=64M,mem-path=/dev/hugepages/libvirt/qemu/1-web/",
+	        "-object",
+	        "{\"qom-type\":\"memory-backend-file\",\"id\":\"m1\",\"size\":67108864,"
+	        "\"mem-path\":\"/dev/hugepages/libvirt/qemu/1-web\"}",
+	        "-object", "memory-backend-file,id=m2,size=64M,mem-path=/srv/vm/ram 2", "-object",
+	        "memory-backend-memfd,id=m3,size=64M", "-numa", "node,nodeid=0,cpus=0,memdev=m0",
+	        "-numa", "node,nodeid=1,cpus=1,memdev=m1", "-numa",
+	        "node,nodeid=2,cpus=2,memdev=m2", "-numa", "node,nodeid=3,cpus=3,memdev=m3", NULL),
+	    0);
 	assert_int_equal(n.nr_backends, 4);
 	assert_string_equal(n.backends[2].mem_path, "/srv/vm/ram 2");
 	assert_null(n.backends[3].mem_path);
@@ -405,8 +391,11 @@ test_file_backends(void **state)
 	linux_qemu_numa_free(&n);
 
 	/* a file backend whose file is not mapped: no guess by size */
-	numa_parse(&n, "-object", "memory-backend-file,id=m0,size=64M,mem-path=/elsewhere", "-numa",
-	           "node,nodeid=0,cpus=0,memdev=m0", NULL);
+	assert_int_equal(
+	    ltu_numa_parse_list(&n, "-object",
+	                        "memory-backend-file,id=m0,size=64M,mem-path=/elsewhere", "-numa",
+	                        "node,nodeid=0,cpus=0,memdev=m0", NULL),
+	    0);
 	assert_int_equal(find_in(&n, maps, LINUX_MMAP_TOP_DOWN), -ENXIO);
 	assert_string_equal(n.layout_error,
 	                    "cell 0 (memdev m0): 0 mappings of /elsewhere of 67108864 bytes");
@@ -421,8 +410,10 @@ test_no_backends(void **state)
 	struct linux_ram_range *ram;
 
 	(void)state;
-	numa_parse(&n, "-m", "128", "-numa", "node,nodeid=0,cpus=0,mem=64", "-numa",
-	           "node,nodeid=1,cpus=1,mem=64", NULL);
+	assert_int_equal(ltu_numa_parse_list(&n, "-m", "128", "-numa",
+	                                     "node,nodeid=0,cpus=0,mem=64", "-numa",
+	                                     "node,nodeid=1,cpus=1,mem=64", NULL),
+	                 0);
 	assert_int_equal(n.nr_cells, 2);
 	assert_int_equal(n.cells[0].backend, -1);
 	assert_int_equal(find_in(&n, maps_two_64, LINUX_MMAP_TOP_DOWN), 0);
@@ -432,7 +423,7 @@ test_no_backends(void **state)
 	assert_null(ram);
 	linux_qemu_numa_free(&n);
 
-	numa_parse(&n, "-m", "128", NULL);
+	assert_int_equal(ltu_numa_parse_list(&n, "-m", "128", NULL), 0);
 	assert_int_equal(n.nr_cells, 0);
 	assert_int_equal(find_in(&n, maps_two_64, LINUX_MMAP_TOP_DOWN), 0);
 	assert_int_equal(linux_ram_layout_ranges(&n, &ram), 0);
@@ -532,10 +523,12 @@ test_random_maps(void **state)
 	int located = 0;
 
 	(void)state;
-	numa_parse(&cfg[0], EQUAL2_ARGS, NULL);
-	numa_parse(&cfg[1], "-object", "memory-backend-ram,id=a,size=32M", "-object",
-	           "memory-backend-ram,id=b,size=48M", "-numa", "node,nodeid=0,cpus=0,memdev=a",
-	           "-numa", "node,nodeid=1,cpus=1,memdev=b", NULL);
+	assert_int_equal(ltu_numa_parse_list(&cfg[0], EQUAL2_ARGS, NULL), 0);
+	assert_int_equal(ltu_numa_parse_list(&cfg[1], "-object", "memory-backend-ram,id=a,size=32M",
+	                                     "-object", "memory-backend-ram,id=b,size=48M", "-numa",
+	                                     "node,nodeid=0,cpus=0,memdev=a", "-numa",
+	                                     "node,nodeid=1,cpus=1,memdev=b", NULL),
+	                 0);
 	for (uint64_t seed = 1; seed <= 3000; seed++) {
 		struct linux_qemu_numa *n = &cfg[seed % 2];
 		struct linux_vmas v;
@@ -571,18 +564,6 @@ test_random_maps(void **state)
 /* ---- the mapping order ---------------------------------------------------------------------- */
 
 static void
-file_write(const char *dir, const char *rel, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	assert_non_null(f = fopen(path, "w"));
-	fputs(text, f);
-	fclose(f);
-}
-
-static void
 test_mmap_order(void **state)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -590,7 +571,7 @@ test_mmap_order(void **state)
 
 	(void)state;
 	assert_int_equal(
-	    linux_mmap_order_read(src_path("tests/fixtures/qemu-ram-layout/equal2"), 6200),
+	    linux_mmap_order_read(ltu_src_path("tests/fixtures/qemu-ram-layout/equal2"), 6200),
 	    LINUX_MMAP_TOP_DOWN);
 	snprintf(root, sizeof(root), "%s/test_ram_layout.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	assert_non_null(mkdtemp(root));
@@ -604,16 +585,17 @@ test_mmap_order(void **state)
 	assert_int_equal(mkdir(path, 0755), 0);
 	/* no personality file: unknown */
 	assert_int_equal(linux_mmap_order_read(root, 42), LINUX_MMAP_UNKNOWN);
-	file_write(root, "proc/42/personality", "00200000\n"); /* setarch -L: ADDR_COMPAT_LAYOUT */
+	/* setarch -L: ADDR_COMPAT_LAYOUT */
+	ltu_file_write(root, "proc/42/personality", "00200000\n");
 	assert_int_equal(linux_mmap_order_read(root, 42), LINUX_MMAP_BOTTOM_UP);
-	file_write(root, "proc/42/personality", "00000000\n");
+	ltu_file_write(root, "proc/42/personality", "00000000\n");
 	assert_int_equal(linux_mmap_order_read(root, 42), LINUX_MMAP_TOP_DOWN);
-	file_write(root, "proc/42/personality", "garbage\n");
+	ltu_file_write(root, "proc/42/personality", "garbage\n");
 	assert_int_equal(linux_mmap_order_read(root, 42), LINUX_MMAP_UNKNOWN);
-	file_write(root, "proc/42/personality", "00000000\n");
-	file_write(root, "proc/sys/vm/legacy_va_layout", "1\n");
+	ltu_file_write(root, "proc/42/personality", "00000000\n");
+	ltu_file_write(root, "proc/sys/vm/legacy_va_layout", "1\n");
 	assert_int_equal(linux_mmap_order_read(root, 42), LINUX_MMAP_BOTTOM_UP);
-	file_write(root, "proc/sys/vm/legacy_va_layout", "0\n");
+	ltu_file_write(root, "proc/sys/vm/legacy_va_layout", "0\n");
 	assert_int_equal(linux_mmap_order_read(root, 42), LINUX_MMAP_TOP_DOWN);
 	static const char *const files[] = {
 	    "proc/sys/vm/legacy_va_layout", "proc/sys/vm", "proc/sys",
