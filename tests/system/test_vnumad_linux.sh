@@ -206,6 +206,7 @@ guest_main() {
 	vl_balancing 1
 	vl_t0_set
 	vl_sampler_start "$S"
+	echo "$VL_VNUMAD_PID" >"$VL_WATCH" # vnumad started before the sampler: watch it too
 	vl_ctl resume >/dev/null
 	# Converged: the VMs whole in STABLE_SAMPLES samples in a row within the limit.  The
 	# samples taken after that are only reported (guest_after_whole).
