@@ -77,10 +77,19 @@ engine_emit_move(struct engine *e, const struct snap_vm *vm, const struct eng_gr
 	mv = plan_add_move(plan, vm->id, from, to, mib);
 	mv->start_mib = g->mem_start_mib;
 	mv->len_mib = g->cell >= 0 ? g->mem_mib : 0;
-	plan_reason_set(&mv->why, g->spanning ? "memory-into-set" : "memory-home", (double)mib,
-	                "%s: %llu MiB of node %d's %llu MiB to node %d (strength %d)", vm->name,
-	                (unsigned long long)mib, from, (unsigned long long)vm->resident_mib[from],
-	                to, g->place_strength);
+	if (g->cell >= 0) /* a guest cell's own range: name the cell */
+		plan_reason_set(
+		    &mv->why, g->spanning ? "memory-into-set" : "memory-home", (double)mib,
+		    "%s cell %d: %llu MiB of the VM's %llu MiB on node %d to node %d "
+		    "(strength %d)",
+		    vm->name, g->cell, (unsigned long long)mib,
+		    (unsigned long long)vm->resident_mib[from], from, to, g->place_strength);
+	else
+		plan_reason_set(&mv->why, g->spanning ? "memory-into-set" : "memory-home",
+		                (double)mib,
+		                "%s: %llu MiB of node %d's %llu MiB to node %d (strength %d)",
+		                vm->name, (unsigned long long)mib, from,
+		                (unsigned long long)vm->resident_mib[from], to, g->place_strength);
 	e->budget_mib -= (double)mib;
 	e->vm_left_mib -= (double)mib;
 	e->node_mem_free[to] -= (int64_t)mib;

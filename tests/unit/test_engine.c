@@ -377,7 +377,7 @@ scene_spread(void)
  * movable group moved to a node where it fits, once the VM dwell time has passed, and one
  * group is enough here (then 4 CPUs of demand on 4).
  *
- * KNOWN TO FAIL against the engine as of this writing: in the round where spread re-homes C
+ * Written against a bug, since fixed: in the round where spread re-homes C
  * to node 1 (and pins it there), engine_compress() -> engine_rehome_majority() sees C's
  * place_node, computed from the snapshot before this round's pins, still on node 0, and
  * re-homes C back to node 0 (its load counted there again; rehomed_s reset).  At the next
@@ -742,7 +742,7 @@ test_guard_vm_rate(void **state)
  * Rule: a VM's policy rate caps all of its moves in a round, however many groups it has.  A
  * VM with two cells homed on nodes 0 and 1 (its policy) has all its memory on node 2.
  *
- * KNOWN TO FAIL against the engine as of this writing: engine_plan_compact() computes the
+ * Written against a bug, since fixed: engine_plan_compact() computes the
  * allowance (engine_vm_allowance) afresh for each group, so a VM with N cells moves up to N
  * times its policy rate per round (here 200 MiB at rate 100 MiB/s).
  */
@@ -761,8 +761,20 @@ test_guard_vm_rate_cells(void **state)
 	vm->resident[0] = 0;
 	vm->resident[2] = 8 * GIB;
 	for (int r = 0; r < 8; r++) {
-		uint64_t mib = plan_moved_mib(hw_step(hw), vm->id);
+		const struct plan *plan = hw_step(hw);
+		uint64_t mib = plan_moved_mib(plan, vm->id);
 
+		/* each move names the cell whose range it takes */
+		for (size_t i = 0; i < plan->nr_moves; i++) {
+			const struct plan_mem_move *mv = &plan->moves[i];
+			char want[32];
+
+			snprintf(want, sizeof(want), " cell %d: ", mv->start_mib == 0 ? 0 : 1);
+			if (strstr(mv->why.text, want) == NULL)
+				fail_msg("move of [%llu, +%llu) MiB: \"%s\"",
+				         (unsigned long long)mv->start_mib,
+				         (unsigned long long)mv->len_mib, mv->why.text);
+		}
 		if (mib > 100)
 			print_error("round %d: %llu MiB moved at a rate of 100 MiB/s\n", r,
 			            (unsigned long long)mib);
@@ -794,7 +806,7 @@ test_guard_migrate_no(void **state)
  * Rule: memory is a hard limit for home choice, so a VM homed on a node where its memory just
  * fits (above the headroom) still gets that memory moved home.
  *
- * KNOWN TO FAIL against the engine as of this writing: engine_nodes_account_vm() subtracts
+ * Written against a bug, since fixed: engine_nodes_account_vm() subtracts
  * every placed VM's outstanding need (home share - resident there) from the node's free
  * memory, including the moving VM's own, and engine_emit_move() then caps the VM's moves into
  * its home by that leftover; the VM's own reservation blocks its own moves, forever when the
