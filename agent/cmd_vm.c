@@ -84,6 +84,7 @@ static const struct cmd_column cmd_vminfo_fields[] = {
     {"sampling_source", "sampling", CMD_CELL_TEXT, 0, false},
     {"sampling_reason", "sampling reason", CMD_CELL_TEXT, 0, false},
     {"sampling_mib_s", "sampling (MiB/s)", CMD_CELL_FIXED, 1, false},
+    {"host_note", "host note", CMD_CELL_TEXT, 0, false},
 };
 
 static const struct cmd_column cmd_policy_fields[] = {

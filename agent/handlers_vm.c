@@ -62,6 +62,10 @@ hv_sampling(struct daemon *d, const struct snap_vm *vm, struct json_object *o, d
 	json_object_object_add(o, "sampling_mib_s", json_object_new_double(mib_s));
 	json_object_object_add(o, "sampling_source", json_object_new_string(src));
 	json_object_object_add(o, "sampling_reason", json_object_new_string(why));
+	json_object_object_add(o, "host_note",
+	                       json_object_new_string(d->host->ops->vm_note != NULL
+	                                                  ? d->host->ops->vm_note(d->host, vm->id)
+	                                                  : ""));
 }
 
 static struct json_object *

@@ -53,6 +53,12 @@ struct host_ops {
 	 * What `vnumactl policy --live/--config` merges its changes onto.  NULL op: none stored.
 	 */
 	int (*policy_fetch)(struct host *h, int vm_id, bool config, char **xml);
+	/*
+	 * What keeps the host from acting on a VM as it should, in one line for `vnumactl vminfo`
+	 * ("" when nothing does), e.g. its guest cells' RAM not located, so none of it moves.
+	 * NULL op: nothing ever does.
+	 */
+	const char *(*vm_note)(struct host *h, int vm_id);
 	/* What the host can measure and do, in one line for `vnumactl status`; NULL: nothing. */
 	const char *(*describe)(struct host *h);
 	/*

@@ -484,6 +484,14 @@ lvh_fetch(struct host *h, int vm_id, bool config, char **xml)
 
 /* ---- passed through to the Linux host -------------------------------------------------- */
 
+static const char *
+lvh_vm_note(struct host *h, int vm_id)
+{
+	struct host *in = lvh_of(h)->inner;
+
+	return in->ops->vm_note != NULL ? in->ops->vm_note(in, vm_id) : "";
+}
+
 static double
 lvh_now(struct host *h)
 {
@@ -588,6 +596,7 @@ static const struct host_ops libvirt_host_ops = {
     .sampling_source = lvh_sampling_source,
     .policy_persist = lvh_persist,
     .policy_fetch = lvh_fetch,
+    .vm_note = lvh_vm_note,
     .describe = lvh_describe,
     .wake_s = lvh_wake,
 };

@@ -444,6 +444,24 @@ lh_sampling_source(struct host *h, int vm_id, const char **reason)
 }
 
 static const char *
+lh_vm_note(struct host *h, int vm_id)
+{
+	struct linux_host *lh = lh_of(h);
+	const struct lh_vm *vm = linux_host_vm(lh, vm_id);
+
+	lh->note[0] = '\0';
+	if (vm != NULL && vm->ram_error[0] != '\0')
+		snprintf(lh->note, sizeof(lh->note),
+		         "its guest cells' RAM was not located, so none of it moves: %s",
+		         vm->ram_error);
+	else if (vm != NULL && vm->cells_error[0] != '\0')
+		snprintf(lh->note, sizeof(lh->note),
+		         "its -numa options were not understood, so it is placed as one cell: %s",
+		         vm->cells_error);
+	return lh->note;
+}
+
+static const char *
 lh_describe_get(struct host *h)
 {
 	lh_describe(lh_of(h)); /* the migrator's counts change every tick */
@@ -480,6 +498,7 @@ static const struct host_ops linux_host_ops = {
     .commit = lh_commit,
     .sampling_source = lh_sampling_source,
     .policy_persist = NULL,
+    .vm_note = lh_vm_note,
     .describe = lh_describe_get,
     .wake_s = lh_wake,
 };

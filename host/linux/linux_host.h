@@ -90,6 +90,7 @@ struct linux_host {
 	uint64_t page_bytes;
 	struct linux_host_caps caps;
 	char describe[768];
+	char note[LINUX_QEMU_ERROR_MAX + 96]; /* the last vm_note answer */
 	/* Processes and VMs left out of a snapshot because a file was malformed. */
 	uint64_t skipped;
 	char skip_reason[160];    /* the last one */

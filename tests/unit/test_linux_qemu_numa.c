@@ -446,9 +446,12 @@ vm_of_pid(const struct linux_vm *vms, size_t nr, int pid)
 	return NULL;
 }
 
-/* The linux host on tree t: after a snapshot, its description holds what. */
+/*
+ * The linux host on tree t: after a snapshot, its description holds what, and its note on the
+ * VM (pid 5300) holds note.
+ */
 static void
-host_of_tree(struct tree *t, const char *what)
+host_of_tree(struct tree *t, const char *what, const char *note)
 {
 	struct host *h;
 	struct snapshot *snap;
@@ -458,6 +461,9 @@ host_of_tree(struct tree *t, const char *what)
 	assert_int_equal(h->ops->snapshot(h, &snap), 0);
 	if (strstr(h->ops->describe(h), what) == NULL)
 		fail_msg("\"%s\" not in \"%s\"", what, h->ops->describe(h));
+	if (strstr(h->ops->vm_note(h, 5300), note) == NULL)
+		fail_msg("\"%s\" not in \"%s\"", note, h->ops->vm_note(h, 5300));
+	assert_string_equal(h->ops->vm_note(h, 4242), ""); /* no such VM */
 	snapshot_free(snap);
 	h->ops->close(h);
 }
@@ -496,8 +502,11 @@ test_discover_tree(void **state)
 	snapshot_free(snap);
 	/* its backends (a memfd, a file) are not among its mappings (a tree has no maps): the
 	 * host says so, and moves none of its RAM */
-	host_of_tree(&t, "VMs whose vNUMA cells' RAM was not located, so none moves: 1 (pid 5300: "
-	                 "/proc/5300/maps: No such file or directory)");
+	host_of_tree(&t,
+	             "VMs whose vNUMA cells' RAM was not located, so none moves: 1 (pid 5300: "
+	             "/proc/5300/maps: No such file or directory)",
+	             "its guest cells' RAM was not located, so none of it moves: /proc/5300/maps: "
+	             "No such file or directory");
 	tree_remove(&t);
 
 	/* cells that leave "CPU 2" out: none, and why */
@@ -512,8 +521,11 @@ test_discover_tree(void **state)
 	assert_int_equal(snap->vms[0].nr_cells, 0);
 	assert_null(snap->vms[0].vcpu_cell);
 	snapshot_free(snap);
-	host_of_tree(&t, "VMs whose -numa options were not understood, placed as one cell: 1 "
-	                 "(pid 5300: vCPU 2 is in no -numa node)");
+	host_of_tree(&t,
+	             "VMs whose -numa options were not understood, placed as one cell: 1 "
+	             "(pid 5300: vCPU 2 is in no -numa node)",
+	             "its -numa options were not understood, so it is placed as one cell: vCPU 2 "
+	             "is in no -numa node");
 	tree_remove(&t);
 }
 
