@@ -13,7 +13,7 @@ UNIT=$S/packaging/vnumad.service
 # The calls beyond plain file, socket and process work that vnumad makes on a real host:
 # pins (host/linux/affinity.c), page moves and samples (actuate.c), making pages the kernel's
 # NUMA scanner protected accessible again (unprotect.c), and its control socket's poll loop.
-NEEDED="sched_setaffinity sched_getaffinity move_pages process_vm_readv poll ppoll gettid
+NEEDED="sched_setaffinity sched_getaffinity move_pages process_vm_readv set_mempolicy poll ppoll gettid
 openat read pread64 getdents64 readlinkat socket bind listen accept4 sendmsg recvmsg
 clock_gettime nanosleep kill"
 # What the unit's comments say vnumad can never do.

@@ -7,12 +7,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdarg.h>
@@ -242,6 +244,52 @@ test_pages_unprotect_own(void **state)
 	assert_int_equal(linux_pages_unprotect(dead_pid(), addrs, n / 3, PAGE), -ESRCH);
 	munmap(buf, n * PAGE);
 	free(addrs);
+}
+
+/* The calling thread's memory policy mode (get_mempolicy(2)), or -1. */
+static int
+policy_mode(void)
+{
+	int mode = -1;
+
+	if (syscall(SYS_get_mempolicy, &mode, NULL, 0UL, NULL, 0UL) != 0)
+		return -1;
+	return mode;
+}
+
+static void *
+unprotect_thread(void *arg)
+{
+	int *modes = arg;
+	char *page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *addr = page;
+
+	page[0] = 1;
+	/* a thread inherits its creator's policy: start this one from the default */
+	if (syscall(SYS_set_mempolicy, 0, NULL, 0UL) == 0)
+		modes[0] = policy_mode();
+	modes[2] = linux_pages_unprotect(getpid(), &addr, 1, PAGE);
+	modes[1] = policy_mode();
+	munmap(page, PAGE);
+	return NULL;
+}
+
+/*
+ * The thread that unprotects takes an explicit MPOL_LOCAL policy first (unprotect.c): with the
+ * default one the kernel would migrate a cold page to the daemon's own node on that fault.
+ */
+static void
+test_pages_unprotect_policy(void **state)
+{
+	int modes[3] = {-2, -2, -2};
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, unprotect_thread, modes), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(modes[2], 1);
+	assert_int_equal(modes[0], 0); /* MPOL_DEFAULT before */
+	assert_int_equal(modes[1], 4); /* MPOL_LOCAL after */
 }
 
 static char *
@@ -839,6 +887,7 @@ main(void)
 	    cmocka_unit_test(test_cpuset_trees),
 	    cmocka_unit_test(test_pages_where),
 	    cmocka_unit_test(test_pages_unprotect_own),
+	    cmocka_unit_test(test_pages_unprotect_policy),
 	    cmocka_unit_test(test_migrator_own_64mib_already_there),
 	    cmocka_unit_test(test_migrator_absent_node),
 	    cmocka_unit_test(test_migrator_pid_exited),
