@@ -209,18 +209,29 @@ load_set_qemu_ignored(struct load_opts *o, const char *val, char *err, size_t er
 	return 0;
 }
 
+/*
+ * An integer option from min to max into *dst, or -EINVAL with "OPT: 'VAL' is not WHAT from
+ * MIN to MAX" in err.
+ */
 static int
-load_set_vcpus(struct load_opts *o, const char *val, char *err, size_t errlen)
+load_set_int(const char *opt, const char *what, const char *val, int min, int max, int *dst,
+             char *err, size_t errlen)
 {
 	uint64_t v;
 
-	if (load_uint_parse(val, LOAD_VCPUS_MAX, &v) != 0 || v == 0) {
-		load_errf(err, errlen, "--vcpus: '%s' is not a number from 1 to %d", val,
-		          LOAD_VCPUS_MAX);
+	if (load_uint_parse(val, (uint64_t)max, &v) != 0 || v < (uint64_t)min) {
+		load_errf(err, errlen, "%s: '%s' is not %s from %d to %d", opt, val, what, min,
+		          max);
 		return -EINVAL;
 	}
-	o->vcpus = (int)v;
+	*dst = (int)v;
 	return 0;
+}
+
+static int
+load_set_vcpus(struct load_opts *o, const char *val, char *err, size_t errlen)
+{
+	return load_set_int("--vcpus", "a number", val, 1, LOAD_VCPUS_MAX, &o->vcpus, err, errlen);
 }
 
 static int
@@ -238,15 +249,7 @@ load_set_memory(struct load_opts *o, const char *val, char *err, size_t errlen)
 static int
 load_set_node(struct load_opts *o, const char *val, char *err, size_t errlen)
 {
-	uint64_t v;
-
-	if (load_uint_parse(val, LOAD_NODE_MAX, &v) != 0) {
-		load_errf(err, errlen, "--node: '%s' is not a node id from 0 to %d", val,
-		          LOAD_NODE_MAX);
-		return -EINVAL;
-	}
-	o->node = (int)v;
-	return 0;
+	return load_set_int("--node", "a node id", val, 0, LOAD_NODE_MAX, &o->node, err, errlen);
 }
 
 static int
@@ -265,29 +268,14 @@ load_set_workload(struct load_opts *o, const char *val, char *err, size_t errlen
 static int
 load_set_cold(struct load_opts *o, const char *val, char *err, size_t errlen)
 {
-	uint64_t v;
-
-	if (load_uint_parse(val, LOAD_COLD_MAX_PCT, &v) != 0) {
-		load_errf(err, errlen, "--cold: '%s' is not a percentage from 0 to %d", val,
-		          LOAD_COLD_MAX_PCT);
-		return -EINVAL;
-	}
-	o->cold_pct = (int)v;
-	return 0;
+	return load_set_int("--cold", "a percentage", val, 0, LOAD_COLD_MAX_PCT, &o->cold_pct, err,
+	                    errlen);
 }
 
 static int
 load_set_cells(struct load_opts *o, const char *val, char *err, size_t errlen)
 {
-	uint64_t v;
-
-	if (load_uint_parse(val, LOAD_VCPUS_MAX, &v) != 0 || v == 0) {
-		load_errf(err, errlen, "--cells: '%s' is not a number from 1 to %d", val,
-		          LOAD_VCPUS_MAX);
-		return -EINVAL;
-	}
-	o->cells = (int)v;
-	return 0;
+	return load_set_int("--cells", "a number", val, 1, LOAD_VCPUS_MAX, &o->cells, err, errlen);
 }
 
 /* --phase, --duration and --report: seconds, each into its own field. */
