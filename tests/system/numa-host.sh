@@ -25,8 +25,14 @@
 #
 # Exit status: COMMAND's; 77 when QEMU, a kernel, a static busybox or cpio is missing (the
 # message says which; packaging/install-system-deps.sh installs them); 124 on timeout (default
-# 240 s); 125 when the guest gave no status (boot failure, panic: see console.log); 2 on a
-# usage error.
+# 240 s, for all attempts together); 125 when the guest gave no status (boot failure, panic:
+# see console.log); 2 on a usage error.
+#
+# A guest kernel that locks up (a soft lockup: every emulated CPU spinning in the kernel, seen
+# under TCG in libvirtd and virsh before vnumad ran) panics at once (softlockup_panic=1, with
+# every CPU's backtrace on the console) instead of spinning until the timeout.  The run is
+# then booted again, once, in what is left of --timeout, and says so; the first attempt's
+# files are moved to DIR/attempt-1/.  VNUMAD_SYSTEM_RETRY=0 turns the second attempt off.
 #
 # As a library: `NUMA_HOST_LIB=1 . tests/system/numa-host.sh` defines the nh_* functions
 # without running anything; nh_run takes the same arguments as `run` and runs in a subshell,
@@ -48,6 +54,11 @@ NH_CPUS_PER_NODE=2       # vCPUs per node (one socket of 2 cores each)
 NH_DIST_NEAR=21          # SLIT distance to a neighbouring node on the ring
 NH_DIST_FAR=31           # SLIT distance to any other node
 NH_MSIZE=262144          # 9p message size in bytes: larger reads and writes, fewer round trips
+NH_RETRY_MIN_S=60        # a locked-up guest is booted again only with this much --timeout left
+# The kernel's command line: warnings and backtraces on the console (quiet would hide the
+# backtraces, logged at the default level), and a soft lockup is a panic, so the run ends.
+NH_APPEND_BASE="console=ttyS0 loglevel=5 softlockup_panic=1 softlockup_all_cpu_backtrace=1 \
+panic=-1"
 # 9p over virtio, in load order; the ones a kernel has built in are skipped.
 NH_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci netfs \
 fscache 9pnet 9pnet_virtio 9p"
@@ -382,7 +393,7 @@ nh_status() {
 	esac
 	case $q in
 	124 | 137)
-		nh_say "timed out after $NH_OPT_TIMEOUT s (console: $NH_OUT/console.log)"
+		nh_say "timed out after $NH_LEFT_S s (console: $NH_OUT/console.log)"
 		return 124
 		;;
 	esac
@@ -430,10 +441,31 @@ nh_qemu() {
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$(nh_qemu_escape "$NH_OUT")",mount_tag=out,security_model=none \
 		-kernel "$NH_KERNEL" -initrd "$NH_INITRD" \
-		-append "console=ttyS0 quiet panic=-1 $NH_OPT_APPEND"
+		-append "$NH_APPEND_BASE $NH_OPT_APPEND"
 	# shellcheck disable=SC2086 # split on purpose: extra QEMU arguments, for debugging
 	set -- "$@" $NH_OPT_QEMU
-	timeout -k 10 "$NH_OPT_TIMEOUT" "$NH_QEMU" "$@" </dev/null >"$NH_OUT/qemu.log" 2>&1
+	timeout -k 10 "$NH_LEFT_S" "$NH_QEMU" "$@" </dev/null >"$NH_OUT/qemu.log" 2>&1
+}
+
+# Did the guest's kernel lock up?  (console.log: the watchdog's or RCU's report.)
+nh_locked_up() {
+	grep -q -E 'watchdog: BUG: soft lockup|rcu: INFO: rcu_[a-z]+ (self-)?detected stall' \
+		"$NH_OUT/console.log" 2>/dev/null
+}
+
+# nh_set_aside NAME KEEP: move what an attempt left in DIR to DIR/NAME/, but for the entries
+# listed in KEEP (one per line: what was there before the run) and job.sh, job.env.
+nh_set_aside() {
+	mkdir -p "$NH_OUT/$1" || return
+	for f in "$NH_OUT"/* "$NH_OUT"/.[!.]*; do
+		[ -e "$f" ] || continue
+		b=${f##*/}
+		case $b in
+		"$1" | job.sh | job.env) continue ;;
+		esac
+		printf '%s\n' "$2" | grep -q -x -F -e "$b" && continue
+		mv "$f" "$NH_OUT/$1/" || return
+	done
 }
 
 # One line on stderr: where the time went.
@@ -460,10 +492,32 @@ nh_run() (
 	nh_job_write "$@" || return 125
 	nh_initramfs || return
 	t0=$(nh_now)
-	nh_qemu
-	nh_status $?
-	rc=$?
-	t1=$(nh_now)
+	before=$(ls -A "$NH_OUT")
+	NH_LEFT_S=$NH_OPT_TIMEOUT
+	attempt=1
+	while :; do
+		nh_qemu
+		nh_status $?
+		rc=$?
+		t1=$(nh_now)
+		[ $rc -eq 125 ] && [ $attempt -eq 1 ] && nh_locked_up || break
+		NH_LEFT_S=$(awk -v a="$t0" -v b="$t1" -v t="$NH_OPT_TIMEOUT" \
+			'BEGIN { printf "%d", t - (b - a) }')
+		if [ "${VNUMAD_SYSTEM_RETRY:-1}" = 0 ] || [ "$NH_LEFT_S" -lt $NH_RETRY_MIN_S ]; then
+			nh_say "the guest kernel locked up (console: $NH_OUT/console.log); not booting" \
+				"again (VNUMAD_SYSTEM_RETRY=${VNUMAD_SYSTEM_RETRY:-1}, $NH_LEFT_S s left)"
+			break
+		fi
+		# The first report and the backtraces after it: what the next lockup is to be
+		# diagnosed from, when the second attempt passes and the caller removes DIR.
+		sed -n -E '/soft lockup|detected stall/,$p' "$NH_OUT/console.log" | head -n 60 |
+			sed 's/^/  lockup: /' >&2
+		nh_set_aside attempt-1 "$before" || break
+		nh_say "the guest kernel locked up after $(nh_elapsed "$t0" "$t1") s, not the" \
+			"command (console: $NH_OUT/attempt-1/console.log): booting again, attempt 2 of 2," \
+			"within the $NH_LEFT_S s left"
+		attempt=2
+	done
 	[ $NH_OPT_QUIET = yes ] || cat "$NH_OUT/cmd.log" 2>/dev/null
 	nh_summary "$t0" "$t1" $rc
 	exit $rc

@@ -5,7 +5,11 @@
 #            bound to node 1's memory and node 0's CPUs (tests/touch_mem) has its memory on
 #            node 1, and with kernel.numa_balancing=1 its thread gets numa_faults lines with
 #            faults counted in /proc/PID/task/TID/sched (the kernel's NUMA hinting faults work);
-#   4 nodes: four nodes, 21 to the neighbours and 31 to the far node on the ring.
+#   4 nodes: four nodes, 21 to the neighbours and 31 to the far node on the ring;
+#   lockup:  the harness boots a guest again, once, when its kernel locked up: a 1-node guest
+#            that writes a soft lockup report to the console and resets on its first attempt,
+#            and passes on the second, passes, with the first attempt's console in attempt-1/;
+#            with VNUMAD_SYSTEM_RETRY=0 the same guest fails (status 125) after one attempt.
 # Skips (77) when QEMU or a kernel is missing.  Prints the time each boot took.  Logs (console,
 # command output) are kept on failure and their directory named.
 #
@@ -132,7 +136,21 @@ guest_main() {
 		numactl -H | grep -q ' 31 ' || fail "numactl -H shows no distance 31"
 		ok "numactl -H shows the far distance 31"
 		;;
-	*) fail "--guest wants 2 or 4" ;;
+	lockup)
+		# The second attempt finds the first one's files set aside.
+		if [ -d "${NUMA_HOST_OUT:?}/attempt-1" ]; then
+			echo "attempt 2: passes"
+			exit 0
+		fi
+		echo "attempt 1: a fake soft lockup, then a reset"
+		echo "<0>watchdog: BUG: soft lockup - CPU#0 stuck for 0s! [test_numa_smoke: a fake]" \
+			>/dev/kmsg
+		sync
+		echo b >/proc/sysrq-trigger
+		sleep 60
+		fail "the guest did not reset"
+		;;
+	*) fail "--guest wants 2, 4 or lockup" ;;
 	esac
 	echo "guest checks passed"
 }
@@ -161,6 +179,30 @@ boot() {
 	[ $rc -eq 0 ] || fail "$1-node guest checks failed with status $rc (see $D/nodes$1/)"
 }
 
+# lockup_retry: the harness's second attempt after a (fake) lockup of the guest kernel.
+lockup_retry() {
+	o=$D/lockup
+	sh "$HARNESS" run --nodes 1 --out "$o" -- sh "$SYS/test_numa_smoke.sh" --guest lockup \
+		>"$o.out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "the guest that locked up once: status $rc, not 0 (see $o.out)"
+	grep -q 'booting again, attempt 2 of 2' "$o.out" ||
+		fail "the harness did not say it booted again (see $o.out)"
+	grep -q 'soft lockup.*a fake' "$o/attempt-1/console.log" ||
+		fail "the first attempt's console is not in $o/attempt-1/"
+	grep -q 'attempt 2: passes' "$o/cmd.log" || fail "cmd.log is not the second attempt's"
+	echo "ok: a guest whose kernel locked up is booted again once, and says so"
+	o=$D/lockup-noretry
+	VNUMAD_SYSTEM_RETRY=0 sh "$HARNESS" run --nodes 1 --out "$o" -- \
+		sh "$SYS/test_numa_smoke.sh" --guest lockup >"$o.out" 2>&1
+	rc=$?
+	[ $rc -eq 125 ] || fail "with VNUMAD_SYSTEM_RETRY=0: status $rc, not 125 (see $o.out)"
+	grep -q 'not booting again' "$o.out" ||
+		fail "with VNUMAD_SYSTEM_RETRY=0 the harness did not say why it stopped (see $o.out)"
+	echo "ok: with VNUMAD_SYSTEM_RETRY=0 it is not"
+}
+
 boot 2
 boot 4
+lockup_retry
 echo "numa smoke test passed"
