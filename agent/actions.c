@@ -39,10 +39,23 @@ actions_refuse(struct daemon *d, const struct snap_vm *vm, int vm_id, const char
 	log_vm_warnx(vm_id, d->snap->now_s, "refused %s for %s", what, vm ? vm->name : "?");
 }
 
+/* The host's levers, for saying once per VM that one is missing. */
+enum actions_lever {
+	ACTIONS_PIN,
+	ACTIONS_BIND,
+	ACTIONS_MOVE,
+	ACTIONS_SAMPLING,
+};
+
+static const char *const actions_lever_names[] = {"pin", "bind", "move", "sampling"};
+
 /* An action's outcome: routine disappearance, or a real failure that skips the VM. */
 static void
-actions_result(struct daemon *d, const struct snap_vm *vm, int rc, const char *what)
+actions_result(struct daemon *d, const struct snap_vm *vm, int rc, enum actions_lever lever)
 {
+	const char *what = actions_lever_names[lever];
+	struct dvm *v;
+
 	if (rc == 0)
 		return;
 	if (rc == -ESRCH || rc == -ENOENT) {
@@ -51,8 +64,14 @@ actions_result(struct daemon *d, const struct snap_vm *vm, int rc, const char *w
 		return;
 	}
 	if (rc == -EOPNOTSUPP) {
-		/* a lever this host does not have (host.h): expected, not the VM's fault */
-		log_debug("%s: %s: not supported by the %s host", vm->name, what, d->backend);
+		/* A lever this host does not have (host.h), or not for this VM: expected, not
+		 * the VM's fault.  Said once per VM and lever: the plan asks again every round. */
+		v = daemon_vm(d, vm->id);
+		if (v == NULL || !(v->unsupported_said & (1u << lever)))
+			log_debug("%s: %s: not supported by the %s host (said once per VM)",
+			          vm->name, what, d->backend);
+		if (v != NULL)
+			v->unsupported_said |= 1u << lever;
 		return;
 	}
 	d->skipped[DSKIP_ERROR]++;
@@ -79,7 +98,7 @@ actions_pin(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t nodes
 		return rc;
 	}
 	rc = d->host->ops->pin_vcpu(d->host, vm->id, vcpu, nodes);
-	actions_result(d, vm, rc, "pin");
+	actions_result(d, vm, rc, ACTIONS_PIN);
 	if (rc < 0)
 		return rc;
 	if (!nodemask_test(nodes, sv->node) && v != NULL) {
@@ -137,7 +156,7 @@ actions_memory(struct daemon *d, const struct plan *plan)
 			continue;
 		}
 		rc = d->host->ops->bind_memory(d->host, vm->id, b->start_mib, b->len_mib, b->nodes);
-		actions_result(d, vm, rc, "bind");
+		actions_result(d, vm, rc, ACTIONS_BIND);
 		if (rc < 0)
 			continue;
 		if ((v = daemon_vm(d, vm->id)) != NULL)
@@ -159,7 +178,7 @@ actions_memory(struct daemon *d, const struct plan *plan)
 		}
 		rc = d->host->ops->move_memory(d->host, vm->id, m->start_mib, m->len_mib,
 		                               m->from_node, m->to_node, m->mib);
-		actions_result(d, vm, rc, "move");
+		actions_result(d, vm, rc, ACTIONS_MOVE);
 		if (rc == 0)
 			daemon_event(d, vm->id, vm->name, "move", m->why.rule, m->why.gain, "%s",
 			             m->why.text);
@@ -180,7 +199,7 @@ actions_sampling(struct daemon *d, const struct plan *plan)
 			continue;
 		}
 		rc = d->host->ops->set_sampling(d->host, vm->id, s->scan_mib_s);
-		actions_result(d, vm, rc, "sampling");
+		actions_result(d, vm, rc, ACTIONS_SAMPLING);
 		if (rc < 0)
 			continue;
 		/* Only parking and waking make events; every step would flood the log. */

@@ -42,8 +42,9 @@ struct dvm {
 	const char *policy_source;
 	struct dvm_counters c;
 	int nr_vcpus, nr_nodes;
-	uint64_t *fault_prev; /* per vCPU x node: last fault level seen */
-	double scan_mib_s;    /* sampling intensity last applied */
+	uint64_t *fault_prev;      /* per vCPU x node: last fault level seen */
+	double scan_mib_s;         /* sampling intensity last applied */
+	unsigned unsupported_said; /* 1 << enum actions_lever: "not supported" logged once */
 };
 
 /* Host-wide reasons a VM was skipped in a round (counted per VM and round). */
