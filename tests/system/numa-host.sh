@@ -17,6 +17,7 @@
 #   qemu.log     QEMU's own messages
 #   status       COMMAND's exit status, written by the guest when COMMAND ends
 #   timing       guest uptime at /init, at COMMAND's start and end
+#   heartbeat    guest uptime, rewritten by /init every NH_BEAT_S seconds while COMMAND runs
 #   job.sh       the script the guest runs (environment, working directory, COMMAND)
 # Inside, /proc, /sys (with debugfs at /sys/kernel/debug), /dev (+ /dev/pts, /dev/shm) and a
 # tmpfs /run are the guest's own; everything else is the host's, read-only.  HOME and TMPDIR
@@ -30,9 +31,11 @@
 #
 # A guest kernel that locks up (a soft lockup: every emulated CPU spinning in the kernel, seen
 # under TCG in libvirtd and virsh before vnumad ran) panics at once (softlockup_panic=1, with
-# every CPU's backtrace on the console) instead of spinning until the timeout.  The run is
-# then booted again, once, in what is left of --timeout, and says so; the first attempt's
-# files are moved to DIR/attempt-1/.  VNUMAD_SYSTEM_RETRY=0 turns the second attempt off.
+# every CPU's backtrace on the console) instead of spinning until the timeout.  A guest that
+# stops altogether (no heartbeat for NH_STALL_S seconds: not even /init's shell loop runs or
+# reaches the out share) is stopped.  Either way the run is then booted again, once, in what
+# is left of --timeout, and says so; the first attempt's files are moved to DIR/attempt-1/.
+# VNUMAD_SYSTEM_RETRY=0 turns the second attempt off.
 #
 # As a library: `NUMA_HOST_LIB=1 . tests/system/numa-host.sh` defines the nh_* functions
 # without running anything; nh_run takes the same arguments as `run` and runs in a subshell,
@@ -55,6 +58,10 @@ NH_DIST_NEAR=21          # SLIT distance to a neighbouring node on the ring
 NH_DIST_FAR=31           # SLIT distance to any other node
 NH_MSIZE=262144          # 9p message size in bytes: larger reads and writes, fewer round trips
 NH_RETRY_MIN_S=60        # a locked-up guest is booted again only with this much --timeout left
+NH_BEAT_S=5              # the guest's /init writes DIR/heartbeat this often...
+# ...and a guest whose heartbeat is this old (or never came) has stopped: minutes, where a
+# heartbeat under load comes late by seconds.  $VNUMAD_SYSTEM_STALL_S sets it (for tests).
+NH_STALL_S=${VNUMAD_SYSTEM_STALL_S:-180}
 # The kernel's command line: warnings and backtraces on the console (quiet would hide the
 # backtraces, logged at the default level), and a soft lockup is a panic, so the run ends.
 NH_APPEND_BASE="console=ttyS0 loglevel=5 softlockup_panic=1 softlockup_all_cpu_backtrace=1 \
@@ -183,8 +190,15 @@ mkdir -p /mnt/run/numa-host/home /mnt/run/numa-host/tmp "/mnt\$NH_OUT" 2>/dev/nu
 mount -o bind /out "/mnt\$NH_OUT" || fail "cannot bind the out share to \$NH_OUT"
 t_start=\$(up)
 echo "numa-host-init: running the command at \${t_start} s"
+# The heartbeat: the harness stops a guest that no longer writes it (see NH_STALL_S).
+while :; do
+	up >/out/heartbeat
+	sleep $NH_BEAT_S
+done &
+beat=\$!
 chroot /mnt /bin/sh "\$NH_OUT/job.sh" </dev/null >/out/cmd.log 2>&1
 rc=\$?
+kill \$beat
 t_end=\$(up)
 echo "\$rc" >/out/status
 printf 'init_s=%s\nstart_s=%s\nend_s=%s\n' "\$t_init" "\$t_start" "\$t_end" >/out/timing
@@ -391,6 +405,10 @@ nh_status() {
 	case $st in
 	'' | *[!0-9]*) st= ;;
 	esac
+	if [ "${NH_STALLED:-no}" = yes ]; then
+		tail -n 15 "$NH_OUT/console.log" 2>/dev/null | sed 's/^/  console: /' >&2
+		return 125
+	fi
 	case $q in
 	124 | 137)
 		nh_say "timed out after $NH_LEFT_S s (console: $NH_OUT/console.log)"
@@ -444,7 +462,27 @@ nh_qemu() {
 		-append "$NH_APPEND_BASE $NH_OPT_APPEND"
 	# shellcheck disable=SC2086 # split on purpose: extra QEMU arguments, for debugging
 	set -- "$@" $NH_OPT_QEMU
-	timeout -k 10 "$NH_LEFT_S" "$NH_QEMU" "$@" </dev/null >"$NH_OUT/qemu.log" 2>&1
+	timeout -k 10 "$NH_LEFT_S" "$NH_QEMU" "$@" </dev/null >"$NH_OUT/qemu.log" 2>&1 &
+	nh_watch $!
+}
+
+# nh_watch PID: wait for QEMU's timeout (PID) and return its status; stop it, with
+# NH_STALLED=yes, when the guest's heartbeat is NH_STALL_S seconds old (or has not come
+# NH_STALL_S seconds after the boot began).
+nh_watch() {
+	NH_STALLED=no
+	since=$(date +%s)
+	while kill -0 "$1" 2>/dev/null; do
+		sleep 1
+		beat=$(stat -c %Y "$NH_OUT/heartbeat" 2>/dev/null) || beat=$since
+		[ "$beat" -ge "$since" ] || beat=$since
+		[ $(($(date +%s) - beat)) -ge $NH_STALL_S ] || continue
+		NH_STALLED=yes
+		nh_say "the guest stopped: no heartbeat for $NH_STALL_S s; stopping QEMU"
+		kill "$1" 2>/dev/null
+		break
+	done
+	wait "$1"
 }
 
 # Did the guest's kernel lock up?  (console.log: the watchdog's or RCU's report.)
@@ -488,7 +526,7 @@ nh_run() (
 	[ $# -gt 0 ] || { nh_bad "no COMMAND after --"; return; }
 	nh_validate || return
 	nh_check || return
-	(cd "$NH_OUT" && rm -f cmd.log console.log qemu.log status timing job.sh job.env)
+	(cd "$NH_OUT" && rm -f cmd.log console.log qemu.log status timing heartbeat job.sh job.env)
 	nh_job_write "$@" || return 125
 	nh_initramfs || return
 	t0=$(nh_now)
@@ -500,11 +538,19 @@ nh_run() (
 		nh_status $?
 		rc=$?
 		t1=$(nh_now)
-		[ $rc -eq 125 ] && [ $attempt -eq 1 ] && nh_locked_up || break
+		[ $attempt -eq 1 ] || break
+		if [ $NH_STALLED = yes ]; then
+			why="stopped (no heartbeat for $NH_STALL_S s)"
+		elif [ $rc -eq 125 ] && nh_locked_up; then
+			why="locked up"
+		else
+			break
+		fi
+		rc=125
 		NH_LEFT_S=$(awk -v a="$t0" -v b="$t1" -v t="$NH_OPT_TIMEOUT" \
 			'BEGIN { printf "%d", t - (b - a) }')
 		if [ "${VNUMAD_SYSTEM_RETRY:-1}" = 0 ] || [ "$NH_LEFT_S" -lt $NH_RETRY_MIN_S ]; then
-			nh_say "the guest kernel locked up (console: $NH_OUT/console.log); not booting" \
+			nh_say "the guest $why (console: $NH_OUT/console.log); not booting" \
 				"again (VNUMAD_SYSTEM_RETRY=${VNUMAD_SYSTEM_RETRY:-1}, $NH_LEFT_S s left)"
 			break
 		fi
@@ -513,8 +559,8 @@ nh_run() (
 		sed -n -E '/soft lockup|detected stall/,$p' "$NH_OUT/console.log" | head -n 60 |
 			sed 's/^/  lockup: /' >&2
 		nh_set_aside attempt-1 "$before" || break
-		nh_say "the guest kernel locked up after $(nh_elapsed "$t0" "$t1") s, not the" \
-			"command (console: $NH_OUT/attempt-1/console.log): booting again, attempt 2 of 2," \
+		nh_say "the guest $why after $(nh_elapsed "$t0" "$t1") s" \
+			"(console: $NH_OUT/attempt-1/console.log): booting again, attempt 2 of 2," \
 			"within the $NH_LEFT_S s left"
 		attempt=2
 	done

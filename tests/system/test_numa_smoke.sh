@@ -9,7 +9,9 @@
 #   lockup:  the harness boots a guest again, once, when its kernel locked up: a 1-node guest
 #            that writes a soft lockup report to the console and resets on its first attempt,
 #            and passes on the second, passes, with the first attempt's console in attempt-1/;
-#            with VNUMAD_SYSTEM_RETRY=0 the same guest fails (status 125) after one attempt.
+#            with VNUMAD_SYSTEM_RETRY=0 the same guest fails (status 125) after one attempt;
+#   stall:   a guest whose heartbeat stops (its first attempt stops /init's heartbeat loop) is
+#            stopped after VNUMAD_SYSTEM_STALL_S (20 here) and booted again, once.
 # Skips (77) when QEMU or a kernel is missing.  Prints the time each boot took.  Logs (console,
 # command output) are kept on failure and their directory named.
 #
@@ -150,7 +152,22 @@ guest_main() {
 		sleep 60
 		fail "the guest did not reset"
 		;;
-	*) fail "--guest wants 2, 4 or lockup" ;;
+	stall)
+		if [ -d "${NUMA_HOST_OUT:?}/attempt-1" ]; then
+			echo "attempt 2: passes"
+			exit 0
+		fi
+		# /init's heartbeat loop: a child of /init with /init's command line.
+		init=$(tr '\0' ' ' </proc/1/cmdline)
+		for p in /proc/[0-9]*; do
+			[ "${p#/proc/}" != 1 ] && [ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" = "$init" ] &&
+				[ "$(awk '{ print $4 }' "$p/stat" 2>/dev/null)" = 1 ] &&
+				kill -STOP "${p#/proc/}" && echo "attempt 1: stopped the heartbeat (${p#/proc/})"
+		done
+		sleep 600
+		fail "the harness did not stop the guest"
+		;;
+	*) fail "--guest wants 2, 4, lockup or stall" ;;
 	esac
 	echo "guest checks passed"
 }
@@ -200,6 +217,17 @@ lockup_retry() {
 	grep -q 'not booting again' "$o.out" ||
 		fail "with VNUMAD_SYSTEM_RETRY=0 the harness did not say why it stopped (see $o.out)"
 	echo "ok: with VNUMAD_SYSTEM_RETRY=0 it is not"
+	o=$D/stall
+	VNUMAD_SYSTEM_STALL_S=20 sh "$HARNESS" run --nodes 1 --out "$o" -- \
+		sh "$SYS/test_numa_smoke.sh" --guest stall >"$o.out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "the guest that stopped once: status $rc, not 0 (see $o.out)"
+	grep -q 'no heartbeat for 20 s' "$o.out" &&
+		grep -q 'booting again, attempt 2 of 2' "$o.out" ||
+		fail "the harness did not say it stopped the guest and booted again (see $o.out)"
+	grep -q 'attempt 1: stopped the heartbeat' "$o/attempt-1/cmd.log" ||
+		fail "the first attempt did not stop the heartbeat (see $o/attempt-1/cmd.log)"
+	echo "ok: a guest that stops (no heartbeat) is stopped and booted again once"
 }
 
 boot 2
