@@ -10,7 +10,9 @@
  * in cell order, wherever QEMU mapped them (ram_layout.h: not in address order, since the
  * kernel hands out mappings top-down); when they could not be told apart, no range is known
  * and no move is made (-EOPNOTSUPP, the reason in `vnumactl status`) rather than move the
- * wrong cell's pages.  Otherwise QEMU has one RAM block, its mappings in ascending address.
+ * wrong cell's pages.  Such a refused move's MiB count as failed in the next snapshot, so the
+ * engine backs off (up to a minute between asks) instead of asking again every round.
+ * Otherwise QEMU has one RAM block, its mappings in ascending address.
  *
  * Accounting, reported in the next snapshot: moved bytes are "done"; pages refused for a
  * reason that will not pass by itself (ENOMEM: node full; EBUSY after the retries; ENODEV,
@@ -77,12 +79,15 @@ linux_host_move(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib,
 	struct lh_vm *vm;
 	struct lh_job job = {.req_id = -1};
 
-	if (lh->root != NULL)
-		return -EROFS; /* a tree read from a directory is never acted on */
 	if ((vm = linux_host_vm(lh, vm_id)) == NULL)
 		return -ESRCH;
-	if (vm->ram_error[0] != '\0')
-		return -EOPNOTSUPP; /* which cell is where is not known: move none */
+	if (vm->ram_error[0] != '\0') {
+		/* which cell is where is not known: move none, and count the MiB as failed */
+		vm->failed_bytes += mib * LH_MIB;
+		return -EOPNOTSUPP;
+	}
+	if (lh->root != NULL)
+		return -EROFS; /* a tree read from a directory is never acted on */
 	if (from_node < 0 || from_node >= lh->nodes.nr_nodes || to_node < 0 ||
 	    to_node >= lh->nodes.nr_nodes || lh->nodes.nodes[from_node].id >= 64 || mib == 0)
 		return -EINVAL;

@@ -448,10 +448,12 @@ vm_of_pid(const struct linux_vm *vms, size_t nr, int pid)
 
 /*
  * The linux host on tree t: after a snapshot, its description holds what, and its note on the
- * VM (pid 5300) holds note.
+ * VM (pid 5300) holds note.  A move of 64 MiB of the VM is refused: -EOPNOTSUPP when its
+ * cells' RAM was not located (unlocated), and then the next snapshot reports the 64 MiB as
+ * failed, so the engine backs off; else -EROFS (a tree is never acted on), and none failed.
  */
 static void
-host_of_tree(struct tree *t, const char *what, const char *note)
+host_of_tree(struct tree *t, const char *what, const char *note, bool unlocated)
 {
 	struct host *h;
 	struct snapshot *snap;
@@ -464,6 +466,17 @@ host_of_tree(struct tree *t, const char *what, const char *note)
 	if (strstr(h->ops->vm_note(h, 5300), note) == NULL)
 		fail_msg("\"%s\" not in \"%s\"", note, h->ops->vm_note(h, 5300));
 	assert_string_equal(h->ops->vm_note(h, 4242), ""); /* no such VM */
+	assert_int_equal(snap->vms[0].mig_failed_mib, 0);
+	snapshot_free(snap);
+	assert_int_equal(h->ops->move_memory(h, 5300, 0, 0, 0, 1, 64),
+	                 unlocated ? -EOPNOTSUPP : -EROFS);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_int_equal(snap->vms[0].mig_failed_mib, unlocated ? 64 : 0);
+	assert_int_equal(snap->vms[0].mig_pending_mib, 0);
+	snapshot_free(snap);
+	/* reported once */
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_int_equal(snap->vms[0].mig_failed_mib, 0);
 	snapshot_free(snap);
 	h->ops->close(h);
 }
@@ -506,7 +519,8 @@ test_discover_tree(void **state)
 	             "VMs whose vNUMA cells' RAM was not located, so none moves: 1 (pid 5300: "
 	             "/proc/5300/maps: No such file or directory)",
 	             "its guest cells' RAM was not located, so none of it moves: /proc/5300/maps: "
-	             "No such file or directory");
+	             "No such file or directory",
+	             true);
 	tree_remove(&t);
 
 	/* cells that leave "CPU 2" out: none, and why */
@@ -525,7 +539,8 @@ test_discover_tree(void **state)
 	             "VMs whose -numa options were not understood, placed as one cell: 1 "
 	             "(pid 5300: vCPU 2 is in no -numa node)",
 	             "its -numa options were not understood, so it is placed as one cell: vCPU 2 "
-	             "is in no -numa node");
+	             "is in no -numa node",
+	             false);
 	tree_remove(&t);
 }
 
