@@ -384,6 +384,9 @@ nh_validate() {
 	case $NH_OPT_TIMEOUT$NH_OPT_MEM in
 	*[!0-9]*) nh_bad "--timeout and --mem want whole numbers"; return ;;
 	esac
+	case $NH_STALL_S in
+	'' | *[!0-9]*) nh_bad "VNUMAD_SYSTEM_STALL_S wants whole seconds, not '$NH_STALL_S'"; return ;;
+	esac
 	[ -n "$NH_OPT_OUT" ] || { nh_bad "--out DIR is required"; return; }
 	[ "$NH_OPT_MEM" -ge $((NH_OPT_NODES * 64)) ] ||
 		{ nh_bad "--mem wants at least 64 MiB per node"; return; }
@@ -476,7 +479,7 @@ nh_watch() {
 		sleep 1
 		beat=$(stat -c %Y "$NH_OUT/heartbeat" 2>/dev/null) || beat=$since
 		[ "$beat" -ge "$since" ] || beat=$since
-		[ $(($(date +%s) - beat)) -ge $NH_STALL_S ] || continue
+		[ $(($(date +%s) - beat)) -ge "$NH_STALL_S" ] || continue
 		NH_STALLED=yes
 		nh_say "the guest stopped: no heartbeat for $NH_STALL_S s; stopping QEMU"
 		kill "$1" 2>/dev/null
@@ -565,8 +568,8 @@ nh_run() (
 		attempt=2
 	done
 	[ $NH_OPT_QUIET = yes ] || cat "$NH_OUT/cmd.log" 2>/dev/null
-	nh_summary "$t0" "$t1" $rc
-	exit $rc
+	nh_summary "$t0" "$t1" "$rc"
+	exit "$rc"
 )
 
 if [ -z "${NUMA_HOST_LIB:-}" ]; then
