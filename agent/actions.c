@@ -54,7 +54,6 @@ static void
 actions_result(struct daemon *d, const struct snap_vm *vm, int rc, enum actions_lever lever)
 {
 	const char *what = actions_lever_names[lever];
-	struct dvm *v;
 
 	if (rc == 0)
 		return;
@@ -65,8 +64,9 @@ actions_result(struct daemon *d, const struct snap_vm *vm, int rc, enum actions_
 	}
 	if (rc == -EOPNOTSUPP) {
 		/* A lever this host does not have (host.h), or not for this VM: expected, not
-		 * the VM's fault.  Said once per VM and lever: the plan asks again every round. */
-		v = daemon_vm(d, vm->id);
+		 * the VM's fault.  Said once per VM and lever: the plan may ask again and again. */
+		struct dvm *v = daemon_vm(d, vm->id);
+
 		if (v == NULL || !(v->unsupported_said & (1u << lever)))
 			log_debug("%s: %s: not supported by the %s host (said once per VM)",
 			          vm->name, what, d->backend);
