@@ -559,7 +559,7 @@ nh_run() (
 		fi
 		# The first report and the backtraces after it: what the next lockup is to be
 		# diagnosed from, when the second attempt passes and the caller removes DIR.
-		sed -n -E '/soft lockup|detected stall/,$p' "$NH_OUT/console.log" | head -n 60 |
+		sed -n -E '/soft lockup|detected stall/,$p' "$NH_OUT/console.log" | head -n 200 |
 			sed 's/^/  lockup: /' >&2
 		nh_set_aside attempt-1 "$before" || break
 		nh_say "the guest $why after $(nh_elapsed "$t0" "$t1") s" \
