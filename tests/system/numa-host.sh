@@ -35,7 +35,8 @@
 # stops altogether (no heartbeat for NH_STALL_S seconds: not even /init's shell loop runs or
 # reaches the out share) is stopped.  Either way the run is then booted again, once, in what
 # is left of --timeout, and says so; the first attempt's files are moved to DIR/attempt-1/.
-# VNUMAD_SYSTEM_RETRY=0 turns the second attempt off.
+# VNUMAD_SYSTEM_RETRY=0 turns the second attempt off; each second boot is also noted in
+# $VNUMAD_SYSTEM_RETRY_LOG when that is set.
 #
 # As a library: `NUMA_HOST_LIB=1 . tests/system/numa-host.sh` defines the nh_* functions
 # without running anything; nh_run takes the same arguments as `run` and runs in a subshell,
@@ -488,6 +489,18 @@ nh_watch() {
 	wait "$1"
 }
 
+# nh_retry_log MESSAGE REPORT: append a second boot's notice, with the first lines of the
+# lockup's report, to $VNUMAD_SYSTEM_RETRY_LOG when it is set (`make check` prints that file
+# at its end, so a retry shows in the output of a run whose tests all passed).
+nh_retry_log() {
+	[ -n "${VNUMAD_SYSTEM_RETRY_LOG:-}" ] || return 0
+	{
+		echo "numa-host ($(date -u +%FT%TZ), $NH_OPT_NODES nodes): $1"
+		head -n 40 "$2" 2>/dev/null
+	} >>"$VNUMAD_SYSTEM_RETRY_LOG" 2>/dev/null
+	return 0
+}
+
 # Did the guest's kernel lock up?  (console.log: the watchdog's or RCU's report.)
 nh_locked_up() {
 	grep -q -E 'watchdog: BUG: soft lockup|rcu: INFO: rcu_[a-z]+ (self-)?detected stall' \
@@ -560,11 +573,13 @@ nh_run() (
 		# The first report and the backtraces after it: what the next lockup is to be
 		# diagnosed from, when the second attempt passes and the caller removes DIR.
 		sed -n -E '/soft lockup|detected stall/,$p' "$NH_OUT/console.log" | head -n 200 |
-			sed 's/^/  lockup: /' >&2
+			sed 's/^/  lockup: /' >"$NH_OUT/lockup.txt"
+		cat "$NH_OUT/lockup.txt" >&2
 		nh_set_aside attempt-1 "$before" || break
-		nh_say "the guest $why after $(nh_elapsed "$t0" "$t1") s" \
-			"(console: $NH_OUT/attempt-1/console.log): booting again, attempt 2 of 2," \
-			"within the $NH_LEFT_S s left"
+		msg="the guest $why after $(nh_elapsed "$t0" "$t1") s (console:\
+ $NH_OUT/attempt-1/console.log): booting again, attempt 2 of 2, within the $NH_LEFT_S s left"
+		nh_say "$msg"
+		nh_retry_log "$msg" "$NH_OUT/attempt-1/lockup.txt"
 		attempt=2
 	done
 	[ $NH_OPT_QUIET = yes ] || cat "$NH_OUT/cmd.log" 2>/dev/null
