@@ -402,6 +402,11 @@ nh_distance() {
 	[ "$d" -le 1 ] && echo $NH_DIST_NEAR || echo $NH_DIST_FAR
 }
 
+# The last lines of the console, on stderr: why a guest gave no status.
+nh_console_tail() {
+	tail -n 15 "$NH_OUT/console.log" 2>/dev/null | sed 's/^/  console: /' >&2
+}
+
 # Turn QEMU's exit code (timeout's, rather) and DIR/status into the run's status.
 nh_status() {
 	q=$1
@@ -410,7 +415,7 @@ nh_status() {
 	'' | *[!0-9]*) st= ;;
 	esac
 	if [ "${NH_STALLED:-no}" = yes ]; then
-		tail -n 15 "$NH_OUT/console.log" 2>/dev/null | sed 's/^/  console: /' >&2
+		nh_console_tail # nh_watch said why
 		return 125
 	fi
 	case $q in
@@ -430,7 +435,7 @@ nh_status() {
 		nh_say "QEMU exited with $q and the guest gave no status (see $NH_OUT/qemu.log)"
 		sed 's/^/  qemu: /' "$NH_OUT/qemu.log" >&2
 	fi
-	tail -n 15 "$NH_OUT/console.log" 2>/dev/null | sed 's/^/  console: /' >&2
+	nh_console_tail
 	return 125
 }
 
