@@ -67,6 +67,9 @@ actions_result(struct daemon *d, const struct snap_vm *vm, int rc, enum actions_
 		 * the VM's fault.  Said once per VM and lever: the plan may ask again and again. */
 		struct dvm *v = daemon_vm(d, vm->id);
 
+		d->total.unsupported++;
+		if (v != NULL)
+			v->c.unsupported++;
 		if (v == NULL || !(v->unsupported_said & (1u << lever)))
 			log_debug("%s: %s: not supported by the %s host (said once per VM)",
 			          vm->name, what, d->backend);

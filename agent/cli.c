@@ -139,7 +139,7 @@ const struct cli_command cli_commands[] = {
     },
     {
         .name = "simulate",
-        .spec = "[SCENARIO] [--policy LIST] [--json] [--plot FILE]",
+        .spec = "[SCENARIO] [--policy LIST] [--host-profile NAME] [--json] [--plot FILE]",
         .handler = simulate_cmd,
         .needs_write = false,
         .help = "run a scenario on a simulated host under each balancer and compare them",

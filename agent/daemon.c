@@ -324,7 +324,7 @@ daemon_host_open(struct daemon *d, char *err, size_t errlen)
 	int rc;
 
 	if (d->simulate)
-		rc = host_sim_open(d->scenario, &d->host, err, errlen);
+		rc = host_sim_open(d->scenario, d->host_profile, &d->host, err, errlen);
 	else if ((rc = host_linux_open(NULL, d->cfg.migrate_rate_mib_s, &linux_host, err,
 	                               errlen)) == 0 &&
 	         d->connect_uri[0] != '\0')

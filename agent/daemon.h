@@ -28,6 +28,8 @@ struct dvm_counters {
 	uint64_t hint_faults, hint_faults_local;
 	uint64_t pages_migrated, pages_migrate_failed;
 	uint64_t vcpu_moves, flips, binds;
+	/* Actions the host answered -EOPNOTSUPP: levers it does not have (host.h). */
+	uint64_t unsupported;
 };
 
 /* The daemon's record of one VM. */
@@ -67,7 +69,8 @@ struct daemon {
 	bool simulate;          /* --simulate: the simulated host, else the real one (linux) */
 	char connect_uri[1024]; /* --connect URI: libvirt over the Linux host; "" = Linux alone */
 	char scenario[4096];    /* --simulate argument ("default" for the built-in) */
-	struct policy_files pfiles; /* policy_dir's files */
+	enum sim_profile host_profile; /* --host-profile: the simulated host's levers */
+	struct policy_files pfiles;    /* policy_dir's files */
 	const struct balancer_ops *bal;
 	void *eng;
 	struct control *ctl;

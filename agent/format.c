@@ -207,6 +207,10 @@ static const struct format_column format_sim_columns[] = {
     SIM_COL("max_vcpu_node_changes", FORMAT_U64, max_vcpu_node_changes, 0, false),
     SIM_COL("policy_mode_actions", FORMAT_U64, policy_mode_actions, 0, false),
     SIM_COL("policy_node_violations", FORMAT_U64, policy_node_violations, 0, false),
+    SIM_COL("binds_refused", FORMAT_U64, binds_refused, 0, false),
+    SIM_COL("samplings_refused", FORMAT_U64, samplings_refused, 0, false),
+    SIM_COL("kernel_migrated_gib", FORMAT_DOUBLE, kernel_migrated_gib, 2, false),
+    SIM_COL("kernel_vcpu_moves", FORMAT_U64, kernel_vcpu_moves, 0, false),
 };
 #define FORMAT_NR_SIM_COLUMNS ((int)(sizeof(format_sim_columns) / sizeof(format_sim_columns[0])))
 
@@ -224,6 +228,20 @@ format_sim_rows_json(const struct format_sim_report *rep)
 	return rows;
 }
 
+/* The profile's capabilities by name, levers and sensing alike. */
+static struct json_object *
+format_sim_levers_json(unsigned caps)
+{
+	struct json_object *arr = json_object_new_array();
+
+	if (arr == NULL)
+		abort();
+	for (int i = 0; i < HOST_CAP_NR; i++)
+		if (caps & (1u << i))
+			json_object_array_add(arr, json_object_new_string(host_cap_name(i)));
+	return arr;
+}
+
 struct json_object *
 format_sim_report_json(const struct format_sim_report *rep)
 {
@@ -234,6 +252,9 @@ format_sim_report_json(const struct format_sim_report *rep)
 		abort();
 	json_object_object_add(doc, "scenario", name);
 	json_object_object_add(doc, "duration_s", format_json_double(rep->duration_s, 3, true));
+	json_object_object_add(doc, "host_profile",
+	                       json_object_new_string(rep->host_profile ? rep->host_profile : ""));
+	json_object_object_add(doc, "levers", format_sim_levers_json(rep->levers));
 	json_object_object_add(doc, "results", format_sim_rows_json(rep));
 	return doc;
 }
@@ -243,7 +264,7 @@ format_sim_report_text(const struct format_sim_report *rep, bool json)
 {
 	struct json_object *doc = format_sim_report_json(rep);
 	struct util_buf buf = {0};
-	char mem[FORMAT_DOUBLE_MAX];
+	char mem[FORMAT_DOUBLE_MAX], caps[256];
 
 	if (json) {
 		format_json_render(&buf, doc);
@@ -252,8 +273,14 @@ format_sim_report_text(const struct format_sim_report *rep, bool json)
 		                rep->nodes, rep->cpus_per_node);
 		format_double_print(mem, sizeof(mem), rep->memory_per_node_gib, 2, true);
 		util_buf_printf(&buf, "%s GiB each; %d VMs; ", mem, rep->nr_vms);
-		util_buf_printf(&buf, "%s s\n\n",
-		                json_object_get_string(json_object_object_get(doc, "duration_s")));
+		util_buf_printf(&buf, "%s s; host profile %s (%s)\n",
+		                json_object_get_string(json_object_object_get(doc, "duration_s")),
+		                rep->host_profile ? rep->host_profile : "?",
+		                host_caps_format(rep->levers, caps, sizeof(caps)));
+		if (rep->host_profile != NULL && strcmp(rep->host_profile, "ideal") == 0)
+			util_buf_printf(&buf, "NOTE: the ideal profile has levers no shipped "
+			                      "backend has: research figures, not vnumad's\n");
+		util_buf_printf(&buf, "\n");
 		format_table_render(&buf, format_sim_columns, FORMAT_NR_SIM_COLUMNS,
 		                    json_object_object_get(doc, "results"));
 	}

@@ -70,11 +70,16 @@ struct format_sim_report {
 	int cpus_per_node;
 	double memory_per_node_gib;
 	int nr_vms;
+	const char *host_profile; /* linux, libvirt or ideal */
+	unsigned levers;          /* the profile's HOST_CAP_* (as a balancer on it has them) */
 	const struct sim_result *results; /* in report order; vs_oracle already filled */
 	int nr_results;
 };
 
-/* The BRIEF 4.3 document: {"scenario", "duration_s", "results": [...]}.  Caller puts it. */
+/*
+ * The BRIEF 4.3 document: {"scenario", "duration_s", "host_profile", "levers": [...],
+ * "results": [...]}.  Caller puts it.
+ */
 struct json_object *format_sim_report_json(const struct format_sim_report *rep);
 /* The report as JSON text (json) or as a header line and a table.  Caller frees. */
 char *format_sim_report_text(const struct format_sim_report *rep, bool json);

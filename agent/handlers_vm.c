@@ -30,6 +30,7 @@ handlers_counters(const struct dvm_counters *c)
 	json_object_object_add(o, "vcpu_moves", json_object_new_int64((int64_t)c->vcpu_moves));
 	json_object_object_add(o, "flips", json_object_new_int64((int64_t)c->flips));
 	json_object_object_add(o, "binds", json_object_new_int64((int64_t)c->binds));
+	json_object_object_add(o, "unsupported", json_object_new_int64((int64_t)c->unsupported));
 	return o;
 }
 

@@ -18,6 +18,7 @@
 #include "agent/log.h"
 #include "agent/state.h"
 #include "agent/version.h"
+#include "host/sim/sim.h"
 
 struct vnumad_opts {
 	const char *check; /* -n: config file to check, "" = the default one */
@@ -28,6 +29,7 @@ struct vnumad_opts {
 	const char *host;    /* --host linux */
 	const char *connect; /* --connect URI (libvirt) */
 	double speed;
+	const char *host_profile; /* --host-profile NAME (with --simulate) */
 	const char *socket;
 	bool foreground, restore;
 	const char *state_file; /* --state FILE (tests and side-by-side runs) */
@@ -68,6 +70,7 @@ vnumad_usage(FILE *f)
 {
 	fprintf(f, "usage: vnumad [-n [FILE]] [-f FILE] [--simulate [SCENARIO|default]] "
 	           "[--speed N]\n"
+	           "              [--host-profile linux|libvirt|ideal]\n"
 	           "              [--socket PATH] [--state FILE] [--foreground] [--restore]\n"
 	           "              [--host linux] [--connect URI] [-V] [-h]\n");
 }
@@ -125,6 +128,8 @@ vnumad_parse(int argc, char **argv, struct vnumad_opts *o)
 			o->speed = strtod(vnumad_optval(argc, argv, &i, a), &end);
 			if (*end != '\0' || !(o->speed > 0 && o->speed <= 1000))
 				fatalx("--speed: a number of simulated seconds per second, 0-1000");
+		} else if (vnumad_is(a, "--host-profile")) {
+			o->host_profile = vnumad_optval(argc, argv, &i, a);
 		} else if (vnumad_is(a, "--socket")) {
 			o->socket = vnumad_optval(argc, argv, &i, a);
 		} else if (vnumad_is(a, "--state")) {
@@ -196,6 +201,11 @@ vnumad_config(struct daemon *d, const struct vnumad_opts *o)
 		fatalx("--connect: the URI is longer than %zu bytes", sizeof(d->connect_uri) - 1);
 	if (!o->have_simulate && o->speed > 0)
 		fatalx("--speed: only with --simulate (a real host runs in real time)");
+	if (o->host_profile != NULL && !o->have_simulate)
+		fatalx("--host-profile: only with --simulate (a real host has the levers it has)");
+	if (o->host_profile != NULL &&
+	    sim_profile_parse(o->host_profile, &d->host_profile, err, sizeof(err)) < 0)
+		fatalx("--host-profile: %s", err);
 	/* No backend named: this machine (--host linux). */
 	d->simulate = o->have_simulate;
 	snprintf(d->scenario, sizeof(d->scenario), "%s", o->simulate ? o->simulate : "default");

@@ -134,6 +134,8 @@ simulate_report(struct cli_ctx *ctx, const struct scenario *scn, const bool *sel
 	    .cpus_per_node = scn->host.cpus_per_node,
 	    .memory_per_node_gib = scn->host.memory_per_node_gib,
 	    .nr_vms = scn->nr_vms,
+	    .host_profile = sim_profile_name(scn->host_profile),
+	    .levers = sim_profile_caps(scn->host_profile),
 	    .results = shown,
 	};
 	char *text;
@@ -170,11 +172,18 @@ simulate_cmd(struct cli_ctx *ctx, const struct cli_args *args)
 	struct scenario *scn = NULL;
 	char err[SIMULATE_ERR_MAX] = "";
 
+	const char *profile_name = cli_args_get(args, "host-profile");
+	enum sim_profile profile = SIM_PROFILE_LINUX;
+
 	r = simulate_policies_parse(cli_args_get(args, "policy"), selected, nr, err, sizeof(err));
+	if (r == 0 && profile_name != NULL)
+		r = sim_profile_parse(profile_name, &profile, err, sizeof(err));
 	if (r == 0)
 		r = path != NULL
 		        ? scenario_load_file(path, &scn, err, sizeof(err))
 		        : scenario_load_string(scenario_default_json, &scn, err, sizeof(err));
+	if (r == 0)
+		scn->host_profile = profile;
 	if (r < 0) {
 		fprintf(ctx->err, "error: %s\n", err[0] != '\0' ? err : strerror(-r));
 		goto out;

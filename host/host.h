@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "host/sim/scenario.h"
 #include "policy/model.h"
 
 struct host;
@@ -73,10 +74,12 @@ struct host {
 };
 
 /*
- * The simulated host: scenario is a JSON file path, or NULL/"default" for the built-in one.
- * 0 or -errno with a message in err.
+ * The simulated host: scenario is a JSON file path, or NULL/"default" for the built-in one;
+ * profile (host/sim/sim.h) says which levers and sensing it has, as the real host it stands
+ * for: the others answer -EOPNOTSUPP as that host does.  0 or -errno with a message in err.
  */
-int host_sim_open(const char *scenario, struct host **out, char *err, size_t errlen);
+int host_sim_open(const char *scenario, enum sim_profile profile, struct host **out, char *err,
+                  size_t errlen);
 /*
  * The Linux host (host/linux/linux_host.c): root NULL or "/" is this machine; another
  * directory is a captured tree, observed but never acted on (-EROFS).  rate_mib_s caps page

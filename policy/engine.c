@@ -242,6 +242,7 @@ engine_decide(void *state, const struct snapshot *snap, struct plan *plan)
 
 	if (e == NULL || snap->nr_nodes > UTIL_MAX_NODES)
 		return -EINVAL;
+	e->caps = snap->caps;
 	engine_observe(e, snap);
 	engine_nodes_init(e, snap);
 	placed = engine_place_homeless(e, snap, plan) > 0;
@@ -320,6 +321,7 @@ engine_report_vm(void *state, int vm_id, struct engine_vm_report *r)
 	r->conv_node = ev->conv_node;
 	r->local_permille = ev->local_permille;
 	r->scan_mib_s = ev->scan_mib_s;
+	r->levers_wanted = ev->levers_wanted;
 	r->scan_pass_s = ev->scan_pass_s;
 	r->fault_pages = ev->fault_pages;
 	return 0;

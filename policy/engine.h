@@ -20,7 +20,9 @@ struct engine_vm_report {
 	int strength;       /* VM convergence strength 1..1024 (0: too few faults) */
 	int conv_node;      /* -1 when not judged */
 	int local_permille; /* faults on the faulting vCPU's node */
-	double scan_mib_s;  /* sampling intensity asked for */
+	double scan_mib_s;  /* sampling intensity asked for (or wanted, see levers_wanted) */
+	/* HOST_CAP_* levers its plan wanted that the host lacks: binds, its own scan rate. */
+	unsigned levers_wanted;
 	double scan_pass_s;
 	double fault_pages; /* smoothed fault level */
 };

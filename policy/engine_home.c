@@ -454,9 +454,15 @@ engine_group_emit(const struct engine *e, struct eng_vm *ev, const struct eng_gr
 		engine_emit_pin(ev, vm, v, mask, now_s, plan, "home", 0, text);
 	}
 	/* A VM just arriving has touched nothing yet: bind its RAM so it lands at home (an
-	 * overflow span: on its primary node, where most of its vCPUs are). */
+	 * overflow span: on its primary node, where most of its vCPUs are) - on a host that
+	 * can bind before the first touch.  Elsewhere its RAM is where the guest put it, and
+	 * the memory planner moves it home. */
 	if (!engine_vm_acts(vm) || vm->uptime_s != 0)
 		return;
+	if (!(e->caps & HOST_CAP_BIND_AT_START)) {
+		ev->levers_wanted |= HOST_CAP_BIND_AT_START;
+		return;
+	}
 	if (g->spanning && g->primary < 0) {
 		engine_span_bind(e, g, vm, plan, text);
 		return;

@@ -143,7 +143,12 @@ struct eng_vm {
 	/* memory */
 	double backoff_until_s;
 	int fail_streak;
-	double scan_mib_s;  /* intensity last asked for (0: parked or never set) */
+	double scan_mib_s; /* intensity last asked for (0: parked or never set) */
+	/*
+	 * Levers this VM's plan wanted that the host lacks (HOST_CAP_*), for explain: the
+	 * engine plans only what snap->caps allows and notes here what it would have done.
+	 */
+	unsigned levers_wanted;
 	double scan_pass_s; /* current target time for one pass over the VM's RAM */
 	bool sampling_set;  /* an intensity has been asked for this VM */
 	double util_prev;   /* CPU demand when last judged, to notice load changes */
@@ -164,6 +169,7 @@ struct engine {
 	double budget_mib;      /* migration budget left this round */
 	double rate_mib_s;      /* host-wide migration rate limit (configurable) */
 	double rebalance_period_s;
+	unsigned caps;            /* the round's snapshot caps (HOST_CAP_*): what it may plan */
 	double last_now_s;        /* snapshot time of the previous round, -1 before the first */
 	double round_s;           /* time since the previous round (clamped) */
 	double round_budget_mib;  /* rate x round_s */

@@ -120,6 +120,13 @@ engine_sampling(struct engine *e, const struct snapshot *snap, struct plan *plan
 		want = engine_scan_want(ev, vm, snap->nr_nodes);
 		if (want == ev->scan_mib_s && ev->sampling_set)
 			continue;
+		if (!(snap->caps & HOST_CAP_VM_SAMPLING)) {
+			/* The kernel's adaptive scan period decides: only say what it wanted. */
+			ev->levers_wanted |= HOST_CAP_VM_SAMPLING;
+			ev->scan_mib_s = want;
+			ev->sampling_set = true;
+			continue;
+		}
 		s = plan_add_sampling(plan, vm->id, want);
 		plan_reason_set(&s->why, "sampling", want - ev->scan_mib_s,
 		                "%s: strength %d, %d%% of faults local, pass %.0f s", vm->name,

@@ -8,6 +8,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const host_cap_names[HOST_CAP_NR] = {
+    "pin",           "move-pages",       "bind-at-start",   "bind-live",    "vm-sampling",
+    "scan-tunables", "kernel-balancing", "faults-per-pass", "range-faults",
+};
+
+const char *
+host_cap_name(int i)
+{
+	return i >= 0 && i < HOST_CAP_NR ? host_cap_names[i] : "?";
+}
+
+char *
+host_caps_format(unsigned caps, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	for (int i = 0; i < HOST_CAP_NR && used < len; i++)
+		if (caps & (1u << i))
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+			                         host_cap_names[i]);
+	return buf;
+}
+
 struct snapshot *
 snapshot_new(int nr_nodes, int nr_cpus, int nr_vms, const int *vm_vcpus)
 {

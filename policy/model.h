@@ -82,8 +82,37 @@ struct snap_vm {
 	uint64_t mig_pending_mib; /* still queued in the migration engine */
 };
 
+/*
+ * What the host can do and sense (BRIEF section 3, lever parity): one truth per backend, filled
+ * by its capability probe (Linux, libvirt) or by the simulator's host profile.  The engine plans
+ * only what the levers allow; the sensing flags say how to read the snapshot.
+ */
+#define HOST_CAP_PIN        (1u << 0) /* lever: set a vCPU thread's CPU affinity */
+#define HOST_CAP_MOVE_PAGES (1u << 1) /* lever: move a running VM's resident RAM (move_pages) */
+#define HOST_CAP_BIND_AT_START                                                                     \
+	(1u << 2) /* lever: bind guest RAM before the guest first touches it */
+#define HOST_CAP_BIND_LIVE     (1u << 3) /* lever: bind a running VM's future allocations */
+#define HOST_CAP_VM_SAMPLING   (1u << 4) /* lever: set one VM's hinting-fault scan rate */
+#define HOST_CAP_SCAN_TUNABLES (1u << 5) /* lever: the kernel's host-wide scan tunables */
+/* Sensing and surroundings. */
+#define HOST_CAP_KERNEL_BALANCING (1u << 6) /* the kernel's NUMA balancing runs beside us */
+#define HOST_CAP_FAULTS_PER_PASS  (1u << 7) /* fault counters fold in once per scan pass */
+#define HOST_CAP_RANGE_FAULTS     (1u << 8) /* faults known per guest-RAM range */
+#define HOST_CAP_NR               9
+/* Every lever the model has: the simulator's `ideal` profile, for research only. */
+#define HOST_CAPS_LEVERS                                                                           \
+	(HOST_CAP_PIN | HOST_CAP_MOVE_PAGES | HOST_CAP_BIND_AT_START | HOST_CAP_BIND_LIVE |        \
+	 HOST_CAP_VM_SAMPLING)
+#define HOST_CAPS_ALL_LEVERS (HOST_CAPS_LEVERS | HOST_CAP_SCAN_TUNABLES)
+
+/* The name of capability bit i (0..HOST_CAP_NR-1), e.g. "bind-at-start". */
+const char *host_cap_name(int i);
+/* caps as a comma-separated list of names ("" when none) into buf; returns buf. */
+char *host_caps_format(unsigned caps, char *buf, size_t len);
+
 struct snapshot {
-	double now_s; /* host clock at the time of the snapshot */
+	double now_s;  /* host clock at the time of the snapshot */
+	unsigned caps; /* HOST_CAP_*: what the host can do and sense (0 from snapshot_new) */
 	int nr_nodes;
 	struct snap_node *nodes;
 	int *distance; /* nr_nodes x nr_nodes, row-major, 10 = local */
@@ -208,6 +237,13 @@ struct plan_sampling *plan_add_sampling(struct plan *plan, int vm_id, double sca
 #define BALANCER_HOST_KERNEL_NUMA (1u << 0) /* kernel NUMA balancing: migrate-on-fault */
 /* The oracle: a yardstick with full knowledge, in place from t=0 whatever the scenario says. */
 #define BALANCER_FULL_KNOWLEDGE (1u << 1)
+/* NUMA-blind (`none`): the simulator runs it with the kernel's NUMA balancing off. */
+#define BALANCER_NUMA_BLIND (1u << 2)
+/*
+ * libvirt's placement='auto' (`static`): binds a domain's memory at its start through numatune,
+ * a lever libvirt has on any host, so the simulator gives it HOST_CAP_BIND_AT_START.
+ */
+#define BALANCER_LIBVIRT_PLACEMENT (1u << 3)
 
 struct balancer_args {
 	uint64_t seed; /* for the balancer's own PRNG */

@@ -301,6 +301,22 @@ lh_caps_refresh(struct linux_host *lh)
 	return true;
 }
 
+/*
+ * What this host can do and sense, for the engine (policy/model.h HOST_CAP_*): vCPU pins and
+ * move_pages; no memory bind and no per-VM scan rate (lh_bind, lh_sampling); the sched files'
+ * numa_faults are folded in by task_numa_placement() once per scan pass; the kernel's
+ * balancing runs beside vnumad whenever it is on (it must, for hinting faults).
+ */
+static unsigned
+lh_caps(const struct linux_host *lh)
+{
+	unsigned caps = HOST_CAP_PIN | HOST_CAP_MOVE_PAGES | HOST_CAP_FAULTS_PER_PASS;
+
+	if (lh->caps.balancing_on)
+		caps |= HOST_CAP_KERNEL_BALANCING;
+	return caps;
+}
+
 static int
 lh_snapshot(struct host *h, struct snapshot **out)
 {
@@ -325,6 +341,7 @@ lh_snapshot(struct host *h, struct snapshot **out)
 	lh_skips_note(lh, skips.skipped, skips.reason);
 	lh_skips_note(lh, aux.skipped, aux.skip_reason);
 	snap->now_s = linux_host_clock_s();
+	snap->caps = lh_caps(lh);
 	linux_nodes_free(&lh->nodes);
 	lh->nodes = nodes;
 	for (int i = 0; i < snap->nr_vms; i++)

@@ -18,7 +18,7 @@ peer_none_decide(void *state, const struct snapshot *snap, struct plan *plan)
 const struct balancer_ops peer_none_ops = {
     .name = "none",
     .description = "no balancing: NUMA-blind scheduler, first-touch memory",
-    .host_flags = 0,
+    .host_flags = BALANCER_NUMA_BLIND,
     .default_scan_mib_s = 0,
     .create = NULL,
     .decide = peer_none_decide,

@@ -132,7 +132,7 @@ const struct balancer_ops peer_static_ops = {
     .name = "static",
     .description = "libvirt placement='auto': one numad -w choice at VM start, vCPUs and memory "
                    "bound there for good",
-    .host_flags = 0,
+    .host_flags = BALANCER_LIBVIRT_PLACEMENT,
     .default_scan_mib_s = 0,
     .create = static_create,
     .decide = static_decide,

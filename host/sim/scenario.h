@@ -61,8 +61,21 @@ struct scn_host {
 	int *distances;             /* nodes x nodes; default 10 local, 21 remote */
 };
 
+/* The simulated host's profile (sim.h): which levers and sensing it gives a balancer. */
+enum sim_profile {
+	SIM_PROFILE_LINUX = 0, /* the default */
+	SIM_PROFILE_LIBVIRT,
+	SIM_PROFILE_IDEAL,
+	SIM_PROFILE_NR,
+};
+
 struct scenario {
 	char name[SCN_NAME_MAX];
+	/*
+	 * Not read from the file: the host profile the run uses, set by the caller (`vnumactl
+	 * simulate --host-profile`, `vnumad --host-profile`); SIM_PROFILE_LINUX after loading.
+	 */
+	enum sim_profile host_profile;
 	char *description; /* optional free text */
 	/*
 	 * Optional: why a moving policy may beat the best static binding here (e.g. a phased

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "host/sim/peers.h"
 #include "host/sim/sim_internal.h"
 
 #define SIM_VM_ID_BASE        1000   /* snapshot VM ids: SIM_VM_ID_BASE + scenario index */
@@ -19,11 +20,92 @@
 #define SIM_CONVERGE_WINDOW_S 10.0
 #define SIM_CONVERGE_TAIL_S   60.0
 #define SIM_CONVERGE_TOL      0.05
+/* A booted guest's least uptime in a snapshot, s: the Linux host's clamp (linux_host.c). */
+#define SIM_MIN_UPTIME_S 0.001
 
 static uint64_t
 sim_all_nodes(const struct sim *sim)
 {
 	return nodemask_all_of(sim->nr_nodes);
+}
+
+/* ---- host profiles -------------------------------------------------------------------- */
+
+static const char *const sim_profile_names[SIM_PROFILE_NR] = {"linux", "libvirt", "ideal"};
+
+/*
+ * linux: pins (sched_setaffinity) and move_pages are the levers `vnumad --host linux` has;
+ * the kernel's NUMA balancing must run for hinting faults, and /proc/PID/task/TID/sched shows
+ * numa_faults as task_numa_placement() folds them in, once per scan pass.  libvirt: the
+ * same today (libvirt's vCPU pinning is a pin).  ideal: every lever, live counters.
+ */
+static const unsigned sim_profile_caps_table[SIM_PROFILE_NR] = {
+    [SIM_PROFILE_LINUX] =
+        HOST_CAP_PIN | HOST_CAP_MOVE_PAGES | HOST_CAP_KERNEL_BALANCING | HOST_CAP_FAULTS_PER_PASS,
+    [SIM_PROFILE_LIBVIRT] =
+        HOST_CAP_PIN | HOST_CAP_MOVE_PAGES | HOST_CAP_KERNEL_BALANCING | HOST_CAP_FAULTS_PER_PASS,
+    [SIM_PROFILE_IDEAL] = HOST_CAPS_LEVERS,
+};
+
+int
+sim_profile_parse(const char *name, enum sim_profile *out, char *err, size_t errlen)
+{
+	for (int i = 0; i < SIM_PROFILE_NR; i++) {
+		if (name != NULL && strcmp(name, sim_profile_names[i]) == 0) {
+			*out = (enum sim_profile)i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "unknown host profile '%s' (valid: linux, libvirt, ideal)",
+	         name != NULL ? name : "");
+	return -EINVAL;
+}
+
+const char *
+sim_profile_name(enum sim_profile profile)
+{
+	return profile >= 0 && profile < SIM_PROFILE_NR ? sim_profile_names[profile] : "?";
+}
+
+unsigned
+sim_profile_caps(enum sim_profile profile)
+{
+	return profile >= 0 && profile < SIM_PROFILE_NR ? sim_profile_caps_table[profile] : 0;
+}
+
+/*
+ * What this run's balancer has: the profile's levers and sensing, except that the oracle is
+ * a hard binding with every lever (the yardstick), `none` is NUMA-blind (the kernel's
+ * balancing off), and libvirt's placement='auto' binds at domain start through numatune, a
+ * lever libvirt has on every host.  The kernel's model runs beside every other balancer
+ * when the profile has it; `autonuma` is the kernel itself.
+ */
+static unsigned
+sim_balancer_caps(const struct scenario *scn, const struct balancer_ops *bal)
+{
+	unsigned caps = sim_profile_caps(scn->host_profile);
+
+	if (bal->host_flags & BALANCER_FULL_KNOWLEDGE)
+		return HOST_CAPS_LEVERS;
+	if (bal->host_flags & BALANCER_NUMA_BLIND)
+		caps &= ~HOST_CAP_KERNEL_BALANCING;
+	if (bal->host_flags & BALANCER_LIBVIRT_PLACEMENT)
+		caps |= HOST_CAP_BIND_AT_START;
+	return caps;
+}
+
+static void
+sim_kernel_setup(struct sim *sim, const struct balancer_ops *bal)
+{
+	struct balancer_args args = {.seed = sim->scn->seed ^ 0x6b65726eULL};
+
+	sim->kernel_numa = (bal->host_flags & BALANCER_HOST_KERNEL_NUMA) != 0;
+	plan_init(&sim->kplan);
+	if (!(sim->caps & HOST_CAP_KERNEL_BALANCING) || sim->kernel_numa)
+		return;
+	sim->kernel = &peer_autonuma_ops;
+	sim->kernel_state = sim->kernel->create ? sim->kernel->create(&args) : NULL;
+	sim->kernel_numa = true;
 }
 
 struct sim *
@@ -62,11 +144,16 @@ sim_new(const struct scenario *scn, const struct balancer_ops *bal, char *err, s
 		vm->vcpus = xcalloc((size_t)vm->nr_vcpus, sizeof(*vm->vcpus));
 		for (int v = 0; v < vm->nr_vcpus; v++) {
 			vm->vcpus[v].faults = xcalloc(2 * (size_t)sim->nr_nodes, sizeof(uint64_t));
+			vm->vcpus[v].faults_buf =
+			    xcalloc(2 * (size_t)sim->nr_nodes, sizeof(uint64_t));
 			vm->vcpus[v].allowed = sim_all_nodes(sim);
 			vm->vcpus[v].preferred = -1;
 		}
 	}
 	plan_init(&sim->plan);
+	sim->profile = scn->host_profile;
+	sim->caps = sim_balancer_caps(scn, bal);
+	sim_kernel_setup(sim, bal);
 	sim->started = scn->balancer_start_s <= 0 || (bal->host_flags & BALANCER_FULL_KNOWLEDGE);
 	sim->bal_state = bal->create ? bal->create(&args) : NULL;
 	return sim;
@@ -79,13 +166,18 @@ sim_free(struct sim *sim)
 		return;
 	if (sim->bal->destroy)
 		sim->bal->destroy(sim->bal_state);
+	if (sim->kernel != NULL && sim->kernel->destroy)
+		sim->kernel->destroy(sim->kernel_state);
+	plan_free(&sim->kplan);
 	for (int i = 0; i < sim->nr_vms; i++) {
 		struct sim_vm *vm = &sim->vms[i];
 
 		if (vm->region_node)
 			sim_vm_memory_free(sim, vm);
-		for (int v = 0; v < vm->nr_vcpus; v++)
+		for (int v = 0; v < vm->nr_vcpus; v++) {
 			free(vm->vcpus[v].faults);
+			free(vm->vcpus[v].faults_buf);
+		}
 		free(vm->vcpus);
 	}
 	free(sim->vms);
@@ -106,8 +198,12 @@ sim_now(const struct sim *sim)
 	return sim->now_s;
 }
 
+/*
+ * VM idx as a balancer sees it.  kernel: the view of the kernel's balancing beside the
+ * balancer, whose feedback is its own migrate-on-fault, not the balancer's moves.
+ */
 static void
-sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm)
+sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm, bool kernel)
 {
 	struct sim_vm *vm = &sim->vms[idx];
 	const struct scn_vm *scv = vm->scn;
@@ -116,8 +212,11 @@ sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm)
 
 	svm->id = vm->id;
 	snprintf(svm->name, sizeof(svm->name), "%s", scv->name);
-	/* A guest that has not booted yet (external mode) has touched nothing: uptime 0. */
-	svm->uptime_s = vm->touched ? sim->now_s - vm->start_s : 0;
+	/*
+	 * A guest that has not booted yet has touched nothing: uptime 0.  One that has is at least
+	 * SIM_MIN_UPTIME_S old, as the Linux host clamps it: a balancer learns of a booted VM.
+	 */
+	svm->uptime_s = vm->touched ? fmax(sim->now_s - vm->start_s, SIM_MIN_UPTIME_S) : 0;
 	svm->mem_mib = (uint64_t)vm->nr_regions * SIM_REGION_MIB;
 	for (int n = 0; n < sim->nr_nodes; n++)
 		svm->resident_mib[n] = (uint64_t)vm->node_cnt[n] * SIM_REGION_MIB;
@@ -143,6 +242,12 @@ sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm)
 	svm->policy = scv->policy;
 	svm->policy_set = scv->policy_xml != NULL;
 	svm->policy_ok = true;
+	if (kernel) {
+		svm->mig_done_mib = vm->kmig_done_mib;
+		svm->mig_failed_mib = vm->kmig_failed_mib;
+		vm->kmig_done_mib = vm->kmig_failed_mib = 0;
+		return;
+	}
 	svm->mig_done_mib = vm->mig_done_mib;
 	svm->mig_failed_mib = vm->mig_failed_mib;
 	vm->mig_done_mib = vm->mig_failed_mib = 0;
@@ -152,8 +257,8 @@ sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm)
 			svm->mig_pending_mib += sim->moves[i].left_mib;
 }
 
-struct snapshot *
-sim_snapshot(struct sim *sim)
+static struct snapshot *
+sim_snapshot_view(struct sim *sim, bool kernel)
 {
 	int nr = 0, *vcpus = xcalloc((size_t)sim->nr_vms + 1, sizeof(int)), k = 0;
 	struct snapshot *snap;
@@ -164,6 +269,7 @@ sim_snapshot(struct sim *sim)
 	snap = snapshot_new(sim->nr_nodes, sim->topo->nr_cpus, nr, vcpus);
 	free(vcpus);
 	snap->now_s = sim->now_s;
+	snap->caps = kernel ? sim->caps | HOST_CAP_VM_SAMPLING : sim->caps;
 	for (int n = 0; n < sim->nr_nodes; n++) {
 		uint64_t total = sim->topo->nodes[n].mem_mib;
 
@@ -179,8 +285,14 @@ sim_snapshot(struct sim *sim)
 		snap->cpu_node[c] = sim->topo->cpu_node[c];
 	for (int i = 0; i < sim->nr_vms; i++)
 		if (sim->vms[i].running)
-			sim_snapshot_vm(sim, i, &snap->vms[k++]);
+			sim_snapshot_vm(sim, i, &snap->vms[k++], kernel);
 	return snap;
+}
+
+struct snapshot *
+sim_snapshot(struct sim *sim)
+{
+	return sim_snapshot_view(sim, false);
 }
 
 static int
@@ -220,8 +332,32 @@ sim_vcpu_moved(struct sim *sim, struct sim_vcpu *vc, bool changed)
 		sim->max_vcpu_node_changes = vc->node_changes;
 }
 
+/*
+ * The kernel's task move (autonuma's plan, or the kernel beside a balancer, which the
+ * audits of the balancer's own actions do not count): within the thread's affinity only.
+ */
 static void
-sim_apply_pin(struct sim *sim, const struct plan_pin *pin)
+sim_apply_kernel_move(struct sim *sim, int idx, struct sim_vcpu *vc, const struct plan_pin *pin,
+                      bool beside)
+{
+	if (!beside)
+		sim_policy_check(sim, idx, pin->to_node >= 0 ? nodemask_of(pin->to_node) : 0);
+	if (pin->to_node < 0 || pin->to_node >= sim->nr_nodes ||
+	    !nodemask_test(vc->allowed, pin->to_node))
+		return;
+	if (vc->node != pin->to_node) {
+		sim->vcpu_moves++; /* the kernel moved a task across nodes */
+		if (beside)
+			sim->kernel_vcpu_moves++;
+	}
+	if (!beside)
+		sim_vcpu_moved(sim, vc, vc->node != pin->to_node);
+	vc->node = pin->to_node;
+	vc->preferred = pin->to_node;
+}
+
+static void
+sim_apply_pin(struct sim *sim, const struct plan_pin *pin, bool beside)
 {
 	int idx = sim_vm_by_id(sim, pin->vm_id);
 	struct sim_vcpu *vc;
@@ -230,21 +366,13 @@ sim_apply_pin(struct sim *sim, const struct plan_pin *pin)
 	if (idx < 0 || pin->vcpu < 0 || pin->vcpu >= sim->vms[idx].nr_vcpus)
 		return;
 	vc = &sim->vms[idx].vcpus[pin->vcpu];
-	sim_policy_check(sim, idx,
-	                 pin->kind == PLAN_PIN_KERNEL_MOVE
-	                     ? (pin->to_node >= 0 ? nodemask_of(pin->to_node) : 0)
-	                     : pin->nodes);
 	if (pin->kind == PLAN_PIN_KERNEL_MOVE) {
-		if (pin->to_node < 0 || pin->to_node >= sim->nr_nodes ||
-		    !nodemask_test(vc->allowed, pin->to_node))
-			return;
-		if (vc->node != pin->to_node)
-			sim->vcpu_moves++; /* the kernel moved a task across nodes */
-		sim_vcpu_moved(sim, vc, vc->node != pin->to_node);
-		vc->node = pin->to_node;
-		vc->preferred = pin->to_node;
+		sim_apply_kernel_move(sim, idx, vc, pin, beside);
 		return;
 	}
+	if (beside)
+		return; /* the kernel never changes a thread's affinity */
+	sim_policy_check(sim, idx, pin->nodes);
 	mask = pin->nodes & sim_all_nodes(sim);
 	if (mask == 0)
 		return;
@@ -258,6 +386,19 @@ sim_apply_pin(struct sim *sim, const struct plan_pin *pin)
 	}
 }
 
+int
+sim_lever_check(const struct sim *sim, unsigned cap, int vm_id)
+{
+	int idx = sim_vm_by_id(sim, vm_id);
+
+	if (cap == HOST_CAP_BIND_LIVE)
+		return (sim->caps & HOST_CAP_BIND_LIVE) || ((sim->caps & HOST_CAP_BIND_AT_START) &&
+		                                            idx >= 0 && !sim->vms[idx].touched)
+		           ? 0
+		           : -EOPNOTSUPP;
+	return (sim->caps & cap) == cap ? 0 : -EOPNOTSUPP;
+}
+
 static void
 sim_apply_bind(struct sim *sim, const struct plan_mem_bind *b)
 {
@@ -268,6 +409,10 @@ sim_apply_bind(struct sim *sim, const struct plan_mem_bind *b)
 
 	if (idx < 0 || (b->nodes & sim_all_nodes(sim)) == 0)
 		return;
+	if (sim_lever_check(sim, HOST_CAP_BIND_LIVE, b->vm_id) < 0) {
+		sim->binds_refused++; /* -EOPNOTSUPP on the profile's real host */
+		return;
+	}
 	sim_policy_check(sim, idx, b->nodes);
 	vm = &sim->vms[idx];
 	end = b->len_mib ? (b->start_mib + b->len_mib) / SIM_REGION_MIB : vm->nr_regions;
@@ -278,11 +423,33 @@ sim_apply_bind(struct sim *sim, const struct plan_mem_bind *b)
 	nb->nodes = b->nodes & sim_all_nodes(sim);
 }
 
+/*
+ * Apply a plan.  beside: the plan of the kernel's balancing beside the balancer (task moves
+ * and its own scan rate only).  The balancer's binds and sampling changes that the profile
+ * does not have are refused and counted, as a real host answers them with -EOPNOTSUPP.
+ */
 static void
-sim_apply_plan(struct sim *sim, const struct plan *plan)
+sim_apply_plan(struct sim *sim, const struct plan *plan, bool beside)
 {
+	/* The kernel sets its own scan rate: beside a balancer, or as the autonuma model. */
+	bool kernel_rate = beside || (sim->kernel_numa && sim->kernel == NULL);
+
 	for (size_t i = 0; i < plan->nr_pins; i++)
-		sim_apply_pin(sim, &plan->pins[i]);
+		sim_apply_pin(sim, &plan->pins[i], beside);
+	for (size_t i = 0; i < plan->nr_samplings; i++) {
+		int idx = sim_vm_by_id(sim, plan->samplings[i].vm_id);
+		double s = plan->samplings[i].scan_mib_s;
+
+		if (idx < 0 || !(s >= 0) || !isfinite(s))
+			continue;
+		if (!kernel_rate && !(sim->caps & HOST_CAP_VM_SAMPLING)) {
+			sim->samplings_refused++;
+			continue;
+		}
+		sim->vms[idx].scan_mib_s = s;
+	}
+	if (beside)
+		return;
 	for (size_t i = 0; i < plan->nr_binds; i++)
 		sim_apply_bind(sim, &plan->binds[i]);
 	for (size_t i = 0; i < plan->nr_moves; i++) {
@@ -295,13 +462,6 @@ sim_apply_plan(struct sim *sim, const struct plan *plan)
 		                     ? nodemask_of(plan->moves[i].to_node)
 		                     : 0);
 		sim_move_enqueue(sim, idx, &plan->moves[i]);
-	}
-	for (size_t i = 0; i < plan->nr_samplings; i++) {
-		int idx = sim_vm_by_id(sim, plan->samplings[i].vm_id);
-		double s = plan->samplings[i].scan_mib_s;
-
-		if (idx >= 0 && s >= 0 && isfinite(s))
-			sim->vms[idx].scan_mib_s = s;
 	}
 }
 
@@ -329,7 +489,7 @@ sim_call_balancer(struct sim *sim)
 	snapshot_free(snap);
 	if (rc < 0)
 		return rc;
-	sim_apply_plan(sim, &sim->plan);
+	sim_apply_plan(sim, &sim->plan, false);
 	sim->next_call_s = sim->now_s + (sim->plan.next_call_s > 0 ? sim->plan.next_call_s : 1.0);
 	return 0;
 }
@@ -348,6 +508,37 @@ sim_departures(struct sim *sim)
 	}
 }
 
+/* A new VM's scan rate: the kernel's beside the balancer, else the balancer's default. */
+static double
+sim_arrival_scan_mib_s(const struct sim *sim)
+{
+	if (sim->kernel != NULL)
+		return sim->kernel->default_scan_mib_s;
+	return sim->started ? sim->bal->default_scan_mib_s : 0;
+}
+
+/*
+ * The kernel's balancing beside the balancer: the autonuma model with its own view (its
+ * feedback is its migrate-on-fault) and its own plan, from t = 0: a distro kernel balances
+ * before any balancer is installed.
+ */
+static int
+sim_call_kernel(struct sim *sim)
+{
+	struct snapshot *snap = sim_snapshot_view(sim, true);
+	int rc;
+
+	plan_reset(&sim->kplan);
+	rc = sim->kernel->decide ? sim->kernel->decide(sim->kernel_state, snap, &sim->kplan) : 0;
+	snapshot_free(snap);
+	if (rc < 0)
+		return rc;
+	sim_apply_plan(sim, &sim->kplan, true);
+	sim->kernel_next_s =
+	    sim->now_s + (sim->kplan.next_call_s > 0 ? sim->kplan.next_call_s : 1.0);
+	return 0;
+}
+
 /* Start the VMs due now; returns how many started. */
 static int
 sim_arrivals_start(struct sim *sim)
@@ -362,7 +553,7 @@ sim_arrivals_start(struct sim *sim)
 		sim_vm_memory_init(sim, vm);
 		vm->running = true;
 		vm->start_s = sim->now_s;
-		vm->scan_mib_s = sim->started ? sim->bal->default_scan_mib_s : 0;
+		vm->scan_mib_s = sim_arrival_scan_mib_s(sim);
 		sim_sched_place_new(sim, vm);
 		started++;
 	}
@@ -388,14 +579,22 @@ sim_arrivals(struct sim *sim)
 {
 	int rc = 0;
 
+	bool before_touch = (sim->caps & HOST_CAP_BIND_AT_START) != 0;
+
 	if (sim_arrivals_start(sim) == 0)
 		return 0;
+	/*
+	 * A host that can bind before the first touch lets the balancer hear of the new VMs
+	 * before their guests touch memory; on any other (a real Linux host) the balancer first
+	 * sees a VM that has booted, its RAM where the guest first touched it.
+	 */
+	if (!before_touch)
+		sim_touch_pending(sim, 0);
 	if (sim->external) {
-		/* An outside agent drives: it gets a chance to act before the guests boot. */
+		/* An outside agent drives: it gets a chance to act (before the guests boot). */
 		sim->arrived = true;
 		return 0;
 	}
-	/* The balancer hears of the new VMs before their memory is touched (once it runs). */
 	if (sim->started)
 		rc = sim_call_balancer(sim);
 	sim_touch_pending(sim, 0);
@@ -532,6 +731,8 @@ sim_balancer_start(struct sim *sim)
 {
 	sim->started = true;
 	sim->next_call_s = sim->now_s;
+	if (sim->kernel != NULL)
+		return; /* the kernel beside it has scanned since t = 0, at its own rate */
 	for (int i = 0; i < sim->nr_vms; i++)
 		if (sim->vms[i].running)
 			sim->vms[i].scan_mib_s = sim->bal->default_scan_mib_s;
@@ -548,6 +749,8 @@ sim_step(struct sim *sim)
 	if (!sim->started && sim->now_s >= sim->scn->balancer_start_s - 1e-9)
 		sim_balancer_start(sim);
 	rc = sim_arrivals(sim);
+	if (rc == 0 && sim->kernel != NULL && sim->now_s >= sim->kernel_next_s - 1e-9)
+		rc = sim_call_kernel(sim);
 	if (rc == 0 && !sim->external && sim->started && sim->now_s >= sim->next_call_s - 1e-9)
 		rc = sim_call_balancer(sim);
 	if (rc < 0)
@@ -615,6 +818,12 @@ sim_result_fill(struct sim *sim, struct sim_result *res)
 	res->sampling_cpu_s = sim->sampling_cpu_s;
 	res->max_migrate_mib_s = sim->max_mig_mib_s;
 	res->node_overfill = sim->node_overfill;
+	res->profile = sim->profile;
+	res->caps = sim->caps;
+	res->binds_refused = sim->binds_refused;
+	res->samplings_refused = sim->samplings_refused;
+	res->kernel_migrated_gib = sim->kernel_migrated_mib / 1024.0;
+	res->kernel_vcpu_moves = sim->kernel_vcpu_moves;
 	res->max_vcpu_node_changes = sim->max_vcpu_node_changes;
 	res->policy_mode_actions = sim->policy_mode_actions;
 	res->policy_node_violations = sim->policy_node_violations;
@@ -731,7 +940,7 @@ sim_take_arrivals(struct sim *sim)
 void
 sim_apply_external(struct sim *sim, const struct plan *plan)
 {
-	sim_apply_plan(sim, plan);
+	sim_apply_plan(sim, plan, false);
 }
 
 void

@@ -10,6 +10,7 @@
 #ifndef VNUMAD_HOST_SIM_SIM_H
 #define VNUMAD_HOST_SIM_SIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,8 +32,30 @@
 	                           on another node with a free CPU, per second */
 #define SIM_SAMPLE_PERIOD_S 1.0 /* locality/throughput series resolution */
 
+/*
+ * Host profiles: which levers and sensing the simulated host gives a balancer (BRIEF section 3,
+ * lever parity; docs/simulator.md "Host profiles").
+ *  - linux (the default): what `vnumad --host linux` has on a stock distro kernel: pins and
+ *    move_pages; the kernel's NUMA balancing runs beside every balancer but `none` (its
+ *    migrate-on-fault, its task placement of unpinned vCPUs, its own adaptive scan rate);
+ *    fault counters fold in once per scan pass; no bind before first touch, no per-VM
+ *    sampling, so the balancer first hears of a VM after its guest touched its RAM.
+ *  - libvirt: what `vnumad --connect` has; today the same as linux.
+ *  - ideal: every lever the model has, counters live, no kernel beside: research only.
+ * Whatever the profile, the oracle keeps its full power (it is the yardstick), `autonuma` is
+ * the kernel itself, and `static` keeps libvirt's bind at domain start (numatune), a lever
+ * libvirt has on any host.  The enum is in scenario.h: a scenario run carries its profile.
+ */
+/* The profile called name; 0, or -EINVAL with the valid names in err. */
+int sim_profile_parse(const char *name, enum sim_profile *out, char *err, size_t errlen);
+const char *sim_profile_name(enum sim_profile profile);
+/* The HOST_CAP_* levers and sensing of a profile (before a balancer's own, sim.c). */
+unsigned sim_profile_caps(enum sim_profile profile);
+
 struct sim_result {
 	char policy[32];
+	enum sim_profile profile;
+	unsigned caps; /* HOST_CAP_*: what this balancer had on the simulated host */
 	double duration_s;
 	double locality;   /* local accesses / all accesses */
 	double throughput; /* work units: CPU-seconds at all-local speed */
@@ -48,6 +71,12 @@ struct sim_result {
 	double sampling_cpu_s;    /* CPU time the VMs lost to hinting faults and scanning */
 	double max_migrate_mib_s; /* peak migration rate over any 1-s sample */
 	uint64_t node_overfill; /* ticks on which any node held more than its memory (must be 0) */
+	/* Plan entries the host refused (-EOPNOTSUPP on a real host): levers the profile lacks. */
+	uint64_t binds_refused;
+	uint64_t samplings_refused;
+	/* Of migrated_gib and vcpu_moves: what the kernel's balancing beside the balancer did. */
+	double kernel_migrated_gib;
+	uint64_t kernel_vcpu_moves;
 	/* Audits for the property tests (ground truth, never shown to a balancer). */
 	uint64_t max_vcpu_node_changes;  /* most node changes of one vCPU by balancer actions */
 	uint64_t policy_mode_actions;    /* actions on VMs whose policy mode is not auto */
@@ -101,6 +130,12 @@ struct sim *sim_new_external(const struct scenario *scn, char *err, size_t errle
 /* True once after VMs arrived (the agent should run a round now). */
 bool sim_take_arrivals(struct sim *sim);
 void sim_apply_external(struct sim *sim, const struct plan *plan);
+/*
+ * Whether the profile gives this run lever cap (HOST_CAP_*) for VM vm_id: 0 or -EOPNOTSUPP,
+ * as the profile's real host answers.  HOST_CAP_BIND_LIVE asks for any memory bind: one
+ * before the guest's first touch counts when the run has HOST_CAP_BIND_AT_START.
+ */
+int sim_lever_check(const struct sim *sim, unsigned cap, int vm_id);
 void sim_commit_external(struct sim *sim);
 
 #endif

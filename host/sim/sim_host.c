@@ -20,7 +20,7 @@ struct sim_host {
 	struct scenario *scn;
 	struct sim *sim;
 	struct plan one; /* scratch plan for one action */
-	char describe[160];
+	char describe[320];
 };
 
 static struct sim_host *
@@ -94,8 +94,12 @@ static int
 sim_host_bind(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib, uint64_t nodes)
 {
 	struct sim_host *sh = sim_host_of(h);
-	struct plan_mem_bind *b = plan_add_bind(&sh->one, vm_id, nodes);
+	struct plan_mem_bind *b;
+	int rc = sim_lever_check(sh->sim, HOST_CAP_BIND_LIVE, vm_id);
 
+	if (rc < 0)
+		return rc; /* as --host linux answers: the profile has no such lever */
+	b = plan_add_bind(&sh->one, vm_id, nodes);
 	b->start_mib = start_mib;
 	b->len_mib = len_mib;
 	sim_host_apply(sh);
@@ -119,7 +123,10 @@ static int
 sim_host_sampling(struct host *h, int vm_id, double scan_mib_s)
 {
 	struct sim_host *sh = sim_host_of(h);
+	int rc = sim_lever_check(sh->sim, HOST_CAP_VM_SAMPLING, vm_id);
 
+	if (rc < 0)
+		return rc; /* as --host linux answers: the kernel sets its own scan rate */
 	plan_add_sampling(&sh->one, vm_id, scan_mib_s);
 	sim_host_apply(sh);
 	return 0;
@@ -162,8 +169,11 @@ static const struct host_ops sim_host_ops = {
 };
 
 int
-host_sim_open(const char *scenario, struct host **out, char *err, size_t errlen)
+host_sim_open(const char *scenario, enum sim_profile profile, struct host **out, char *err,
+              size_t errlen)
 {
+	char caps[160];
+
 	struct sim_host *sh = xcalloc(1, sizeof(*sh));
 	int rc;
 
@@ -173,13 +183,16 @@ host_sim_open(const char *scenario, struct host **out, char *err, size_t errlen)
 		rc = scenario_load_file(scenario, &sh->scn, err, errlen);
 	if (rc < 0)
 		goto fail;
+	sh->scn->host_profile = profile;
 	sh->sim = sim_new_external(sh->scn, err, errlen);
 	if (sh->sim == NULL) {
 		rc = -EINVAL;
 		goto fail;
 	}
 	plan_init(&sh->one);
-	snprintf(sh->describe, sizeof(sh->describe), "simulated, scenario %s", sh->scn->name);
+	snprintf(sh->describe, sizeof(sh->describe), "simulated, scenario %s, host profile %s (%s)",
+	         sh->scn->name, sim_profile_name(profile),
+	         host_caps_format(sim_profile_caps(profile), caps, sizeof(caps)));
 	sh->base.ops = &sim_host_ops;
 	*out = &sh->base;
 	return 0;

@@ -32,6 +32,8 @@ struct sim_vcpu {
 	double cpu_use;    /* CPU use over the last full second */
 	double cost_acc_s; /* sampling CPU cost charged, to be taken from the next tick's work */
 	uint64_t *faults;  /* 2 * nr_nodes: private then shared (kernel-style, decayed) */
+	/* Faults taken since the last fold (profiles with HOST_CAP_FAULTS_PER_PASS). */
+	uint64_t *faults_buf;
 	uint32_t node_changes; /* node changes caused by balancer actions */
 };
 
@@ -70,6 +72,8 @@ struct sim_vm {
 	uint32_t scan_cursor;
 	/* Feedback for the balancer since its last snapshot. */
 	uint64_t mig_done_mib, mig_failed_mib;
+	/* The kernel's own migrate-on-fault when it runs beside the balancer (its feedback). */
+	uint64_t kmig_done_mib, kmig_failed_mib;
 };
 
 struct sim_move {
@@ -101,7 +105,23 @@ struct sim {
 	struct sim_move *moves;
 	size_t nr_moves, cap_moves;
 	struct plan plan;
+	/*
+	 * The host profile (sim.h): caps are the levers and sensing this run's balancer has.
+	 * When the profile has the kernel's NUMA balancing beside the balancer, kernel is the
+	 * autonuma model, run every kernel_next_s with its own plan (task moves of unpinned
+	 * vCPUs, the scan rate); its migrate-on-fault is on whenever kernel_numa is.
+	 */
+	enum sim_profile profile;
+	unsigned caps;
+	bool kernel_numa; /* migrate-on-fault in the scanner (autonuma, or the kernel beside) */
+	const struct balancer_ops *kernel;
+	void *kernel_state;
+	double kernel_next_s;
+	struct plan kplan;
 	/* Results. */
+	uint64_t binds_refused, samplings_refused;
+	double kernel_migrated_mib;
+	uint64_t kernel_vcpu_moves;
 	double work, acc_local, acc_total;
 	double sec_local, sec_total, sec_migrated_mib;
 	double migrated_mib, failed_mib, sampling_cpu_s, max_mig_mib_s;

@@ -270,8 +270,12 @@ sim_move_enqueue(struct sim *sim, int vm_idx, const struct plan_mem_move *mv)
 	m->left_mib = mv->mib;
 }
 
+/*
+ * Move region r to node to.  The kernel's own migrate-on-fault beside a balancer is counted
+ * apart: the balancer's rate limit does not pace it (sec_migrated_mib is the balancer's).
+ */
 static void
-sim_region_migrate(struct sim *sim, struct sim_vm *vm, uint32_t r, int to)
+sim_region_migrate(struct sim *sim, struct sim_vm *vm, uint32_t r, int to, bool kernel_beside)
 {
 	int from = vm->region_node[r];
 
@@ -279,7 +283,10 @@ sim_region_migrate(struct sim *sim, struct sim_vm *vm, uint32_t r, int to)
 	sim->node_traffic_mib[from] += SIM_REGION_MIB;
 	sim->node_traffic_mib[to] += SIM_REGION_MIB;
 	sim->migrated_mib += SIM_REGION_MIB;
-	sim->sec_migrated_mib += SIM_REGION_MIB;
+	if (kernel_beside)
+		sim->kernel_migrated_mib += SIM_REGION_MIB;
+	else
+		sim->sec_migrated_mib += SIM_REGION_MIB;
 }
 
 /* Work on one queued move; returns the budget left. */
@@ -302,7 +309,7 @@ sim_move_work(struct sim *sim, struct sim_move *m, double budget_mib)
 			m->left_mib = 0;
 			break;
 		}
-		sim_region_migrate(sim, vm, m->cursor, m->to);
+		sim_region_migrate(sim, vm, m->cursor, m->to, false);
 		vm->mig_done_mib += SIM_REGION_MIB;
 		m->left_mib = m->left_mib > SIM_REGION_MIB ? m->left_mib - SIM_REGION_MIB : 0;
 		budget_mib -= SIM_REGION_MIB;
@@ -392,28 +399,63 @@ sim_pick_toucher(struct sim *sim, struct sim_vm *vm, uint32_t r)
 	return vm->nr_vcpus - 1;
 }
 
+/*
+ * End of a scan pass.  Live counters (ideal profile) are halved.  Counters folded per pass
+ * (HOST_CAP_FAULTS_PER_PASS) do what task_numa_placement() does when the mm's scan sequence
+ * moved on: the shown count becomes half the old one plus the faults taken since, and only
+ * then do readers of /proc/PID/task/TID/sched see the new faults.
+ */
 static void
 sim_vm_decay_faults(struct sim *sim, struct sim_vm *vm)
 {
-	for (int v = 0; v < vm->nr_vcpus; v++)
-		for (int i = 0; i < 2 * sim->nr_nodes; i++)
-			vm->vcpus[v].faults[i] /= 2;
+	bool fold = (sim->caps & HOST_CAP_FAULTS_PER_PASS) != 0;
+
+	for (int v = 0; v < vm->nr_vcpus; v++) {
+		struct sim_vcpu *vc = &vm->vcpus[v];
+
+		for (int i = 0; i < 2 * sim->nr_nodes; i++) {
+			if (!fold) {
+				vc->faults[i] /= 2;
+				continue;
+			}
+			vc->faults[i] = vc->faults[i] - vc->faults[i] / 2 + vc->faults_buf[i];
+			vc->faults_buf[i] = 0;
+		}
+	}
 }
 
-/* The kernel's migrate-on-fault with its two-fault filter (autonuma model only). */
+/*
+ * The kernel's migrate-on-fault with its two-fault filter: the autonuma model's, or the
+ * kernel's balancing beside another balancer (its feedback then goes to the kernel only).
+ */
 static void
 sim_kernel_numa_fault(struct sim *sim, struct sim_vm *vm, uint32_t r, int vnode)
 {
+	bool beside = sim->kernel != NULL;
+
 	if (vm->region_node[r] == vnode || vm->region_last_node[r] != vnode)
+		return;
+	/*
+	 * Memory bound to a node set (libvirt's numatune: the cgroup's cpuset.mems) can only be
+	 * migrated within it: the kernel allocates the new page under the same constraint.
+	 */
+	if (!nodemask_test(sim_region_bind(vm, r), vnode))
 		return;
 	if (!sim_node_has_room(sim, vnode, SIM_KERNEL_WMARK_HIGH_MIB)) {
 		/* The kernel counts a failed NUMA migration and scans that task slower. */
-		vm->mig_failed_mib += SIM_REGION_MIB;
-		sim->failed_mib += SIM_REGION_MIB;
+		if (beside) {
+			vm->kmig_failed_mib += SIM_REGION_MIB;
+		} else {
+			vm->mig_failed_mib += SIM_REGION_MIB;
+			sim->failed_mib += SIM_REGION_MIB;
+		}
 		return;
 	}
-	sim_region_migrate(sim, vm, r, vnode);
-	vm->mig_done_mib += SIM_REGION_MIB;
+	sim_region_migrate(sim, vm, r, vnode, beside);
+	if (beside)
+		vm->kmig_done_mib += SIM_REGION_MIB;
+	else
+		vm->mig_done_mib += SIM_REGION_MIB;
 }
 
 /* One fault on region r: count it, charge its cost, maybe migrate (kernel model). */
@@ -429,7 +471,10 @@ sim_fault_one(struct sim *sim, struct sim_vm *vm, uint32_t r, bool kernel_numa)
 		return;
 	vc = &vm->vcpus[v];
 	priv = vm->region_last_vcpu[r] == (uint16_t)(v + 1);
-	vc->faults[(priv ? 0 : sim->nr_nodes) + node] += 512;
+	if (sim->caps & HOST_CAP_FAULTS_PER_PASS)
+		vc->faults_buf[(priv ? 0 : sim->nr_nodes) + node] += 512;
+	else
+		vc->faults[(priv ? 0 : sim->nr_nodes) + node] += 512;
 	vc->cost_acc_s += SIM_FAULT_COST_US * 1e-6;
 	sim->sampling_cpu_s += SIM_FAULT_COST_US * 1e-6;
 	if (kernel_numa)
@@ -445,7 +490,7 @@ sim_fault_one(struct sim *sim, struct sim_vm *vm, uint32_t r, bool kernel_numa)
 void
 sim_sample_tick(struct sim *sim, struct sim_vm *vm)
 {
-	bool kernel_numa = (sim->bal->host_flags & BALANCER_HOST_KERNEL_NUMA) != 0;
+	bool kernel_numa = sim->kernel_numa;
 	double scan_mib = vm->scan_mib_s * SIM_TICK_S;
 	double cost_s = scan_mib * SIM_SCAN_COST_US_PER_MIB * 1e-6;
 	uint32_t nr;

@@ -129,7 +129,10 @@ x=$(jctl explain db-orders)
 check "$x" '.summary | test("db-orders")' "explain: summary"
 check "$x" '[.reasons[].kind] | index("pin") != null' "explain: the pins that put it home"
 st=$(jctl stats)
-check "$st" '.counters.rounds > 0 and .counters.vcpu_moves > 0 and .counters.binds > 0' "stats"
+# The simulated host has the linux profile's levers: the engine plans no memory bind and no
+# scan rate of its own, so the host refuses nothing (--host-profile ideal below binds).
+check "$st" '.counters.rounds > 0 and .counters.vcpu_moves > 0 and .counters.binds == 0 and
+	.counters.unsupported == 0' "stats (linux profile: no binds planned, none refused)"
 ctl top --once | grep -q "db-orders" || fail "top --once"
 printf 'list\nstatus\nquit\n' | "$CTL" -c "$SOCK" | grep -q "db-orders" || fail "shell"
 
@@ -273,4 +276,24 @@ wait "$PID" || fail "vnumad did not stop cleanly"
 PID=
 [ "$(jq '.vcpus | length' "$D/state.json")" -eq 0 ] || fail "restore_on_exit did not restore"
 [ ! -e "$SOCK" ] || fail "the socket was left behind"
+
+# --- host profiles: the ideal one binds at arrival; an unknown one is refused ---------------
+"$VNUMAD" -f "$CONF" --simulate default --host-profile bogus --foreground >"$D/prof.log" 2>&1 &&
+	fail "vnumad accepted an unknown host profile"
+grep -q "unknown host profile 'bogus'" "$D/prof.log" || fail "--host-profile: $(cat "$D/prof.log")"
+"$VNUMAD" -f "$CONF" --simulate default --speed 20 --host-profile ideal --socket "$SOCK" \
+	--foreground >>"$D/daemon3.log" 2>&1 &
+PID=$!
+i=0
+until ctl status >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "vnumad (ideal profile) did not answer on $SOCK"
+	sleep 0.1
+done
+sleep 1
+check "$(jctl status)" '.host | test("host profile ideal")' "status names the ideal profile"
+check "$(jctl stats)" '.counters.binds > 0' "ideal profile: the engine binds arriving VMs"
+kill -TERM "$PID"
+wait "$PID" || fail "vnumad (ideal profile) did not stop cleanly"
+PID=
 echo "e2e: all checks passed"

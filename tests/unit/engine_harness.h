@@ -85,7 +85,16 @@ struct hw {
 	void *engine;
 	struct snapshot *snap; /* this round's snapshot (valid until the next hw_decide) */
 	struct plan plan;      /* this round's plan */
+	/*
+	 * The host's HOST_CAP_* in every snapshot: every lever (HOST_CAPS_LEVERS) unless a test
+	 * sets what a real host has (HW_CAPS_LINUX).
+	 */
+	unsigned caps;
 };
+
+/* What `vnumad --host linux` has (host/linux/linux_host.c lh_caps, balancing on). */
+#define HW_CAPS_LINUX                                                                              \
+	(HOST_CAP_PIN | HOST_CAP_MOVE_PAGES | HOST_CAP_KERNEL_BALANCING | HOST_CAP_FAULTS_PER_PASS)
 
 /* A host of nr_nodes nodes of cpus CPUs and node_mib MiB, distances 10/21, no VMs. */
 static struct hw *
@@ -94,6 +103,7 @@ hw_new(int nr_nodes, int cpus, uint64_t node_mib)
 	struct hw *hw = xcalloc(1, sizeof(*hw));
 
 	hw->nr_nodes = nr_nodes;
+	hw->caps = HOST_CAPS_LEVERS;
 	hw->cpus_per_node = cpus;
 	hw->node_mib = node_mib;
 	for (int n = 0; n < nr_nodes; n++)
@@ -269,6 +279,7 @@ hw_build(struct hw *hw)
 	snapshot_free(hw->snap);
 	snap = hw->snap = snapshot_new(hw->nr_nodes, hw->nr_nodes * hw->cpus_per_node, nr, vcpus);
 	snap->now_s = hw->now_s;
+	snap->caps = hw->caps;
 	memcpy(snap->distance, hw->distance, sizeof(int) * (size_t)(hw->nr_nodes * hw->nr_nodes));
 	for (int n = 0; n < hw->nr_nodes; n++) {
 		snap->nodes[n].id = n;

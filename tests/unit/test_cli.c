@@ -322,7 +322,8 @@ test_real_table(void **state)
 		assert_non_null(c->help);
 	}
 	assert_non_null(sim);
-	assert_string_equal(sim->spec, "[SCENARIO] [--policy LIST] [--json] [--plot FILE]");
+	assert_string_equal(
+	    sim->spec, "[SCENARIO] [--policy LIST] [--host-profile NAME] [--json] [--plot FILE]");
 	assert_false(sim->needs_write);
 	assert_non_null(cli_command_find(cli_commands, "help"));
 

@@ -28,6 +28,8 @@ test_scn_new(int nodes, int cpus, double mem_gib, int nr_vms, int vcpus, double 
 	struct scenario *scn = xcalloc(1, sizeof(*scn));
 
 	snprintf(scn->name, sizeof(scn->name), "test");
+	/* The model's mechanics with every lever and live counters; profiles: test_profile_*. */
+	scn->host_profile = SIM_PROFILE_IDEAL;
 	scn->seed = 42;
 	scn->duration_s = 30;
 	scn->host.nodes = nodes;

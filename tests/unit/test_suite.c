@@ -8,13 +8,17 @@
  *    oracle_note documents why a moving policy can beat the best static binding;
  *  - where memory starts on the wrong node (VMs with first_touch_node), `none` is clearly
  *    below the oracle (vs_oracle <= SUITE_NONE_MAX_VS_ORACLE).
+ * Run under the linux host profile (the headline) and under ideal (every lever).
  * And for vnumad's engine (suite_check_vnumad):
- *  - it converges: within SUITE_CONVERGE_S of its start where every VM fits one node and no
- *    workload moves its working set (phased, adverse);
+ *  - it converges: within SUITE_CONVERGE_S of its start (or of the last arrival, on a host
+ *    that cannot bind before the first touch) where every VM fits one node and no workload
+ *    moves its working set (phased, adverse);
  *  - no ping-pong: on such static workloads no vCPU changes node more than
  *    SUITE_MAX_VCPU_CHANGES times;
  *  - guards hold: max_node_fill <= SUITE_MAX_FILL wherever the oracle's is <= SUITE_ORACLE_FILL
- *    (when the balancer runs from t=0); migration never exceeds the rate limit;
+ *    (when the balancer runs from t=0; on a host without binding before the first touch, only
+ *    beyond what first touch alone did: none's peak); its own migration never exceeds the
+ *    rate limit (the kernel's migrate-on-fault beside it is not vnumad's to pace);
  *  - policies hold: no action on advisory/manual/off VMs, never outside a VM's allowed nodes;
  *  - it never does worse than no balancing at all (`none`), adverse workloads included.
  */
@@ -110,20 +114,43 @@ suite_has_adverse(const struct scenario *scn)
 	return false;
 }
 
+/*
+ * From when convergence is counted: the balancer's start or, on a host that cannot bind
+ * before the first touch, the last arrival (a new VM's RAM lands where its guest put it,
+ * and locality dips until vnumad moved it home: a change of the host, not ping-pong).
+ */
+static double
+suite_settle_from_s(const struct scenario *scn, const struct sim_result *vn)
+{
+	double t = scn->balancer_start_s;
+
+	for (int i = 0; i < scn->nr_vms && !(vn->caps & HOST_CAP_BIND_AT_START); i++)
+		if (scn->vms[i].start_s > t && scn->vms[i].start_s < scn->duration_s)
+			t = scn->vms[i].start_s;
+	return t;
+}
+
 static void
 suite_check_vnumad(const struct scenario *scn, const struct sim_result *vn,
                    const struct sim_result *none, const struct sim_result *oracle)
 {
 	if (suite_static_and_fitting(scn)) {
-		if (vn->converge_s > scn->balancer_start_s + SUITE_CONVERGE_S)
+		if (vn->converge_s > suite_settle_from_s(scn, vn) + SUITE_CONVERGE_S)
 			fail_msg("%s: vnumad converged only at %.0f s", scn->name, vn->converge_s);
 		if (vn->max_vcpu_node_changes > SUITE_MAX_VCPU_CHANGES)
 			fail_msg("%s: a vCPU changed node %llu times (ping-pong)", scn->name,
 			         (unsigned long long)vn->max_vcpu_node_changes);
 	}
+	/*
+	 * Where the host binds before the first touch, vnumad's arrival binds are a guard too;
+	 * elsewhere the guests' first touch may fill a node before vnumad hears of them, so its
+	 * own moves must only never fill one beyond that (none's peak).
+	 */
 	if (scn->balancer_start_s == 0 && oracle->max_node_fill <= SUITE_ORACLE_FILL &&
-	    vn->max_node_fill > SUITE_MAX_FILL)
-		fail_msg("%s: vnumad filled a node to %.3f", scn->name, vn->max_node_fill);
+	    vn->max_node_fill > SUITE_MAX_FILL &&
+	    ((vn->caps & HOST_CAP_BIND_AT_START) || vn->max_node_fill > none->max_node_fill + 1e-9))
+		fail_msg("%s: vnumad filled a node to %.3f (none: %.3f)", scn->name,
+		         vn->max_node_fill, none->max_node_fill);
 	if (vn->max_migrate_mib_s > ENGINE_RATE_MIB_S + SIM_REGION_MIB)
 		fail_msg("%s: vnumad migrated %.0f MiB/s, above its rate limit", scn->name,
 		         vn->max_migrate_mib_s);
@@ -135,7 +162,7 @@ suite_check_vnumad(const struct scenario *scn, const struct sim_result *vn,
 }
 
 static void
-suite_check_scenario(const char *path)
+suite_check_scenario(const char *path, enum sim_profile profile)
 {
 	struct sim_result res[8];
 	struct scenario *scn = NULL;
@@ -144,6 +171,7 @@ suite_check_scenario(const char *path)
 
 	if (scenario_load_file(path, &scn, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
+	scn->host_profile = profile;
 	for (int i = 0; sim_balancers[i] != NULL; i++, nr++) {
 		if (sim_run(scn, sim_balancers[i], &res[i], err, sizeof(err)) < 0)
 			fail_msg("%s: %s", path, err);
@@ -153,11 +181,12 @@ suite_check_scenario(const char *path)
 			none = i;
 		if (strcmp(sim_balancers[i]->name, "vnumad") == 0)
 			vn = i;
-		print_message("%-28s %-9s locality %.3f throughput %12.1f moves %6llu mig %7.1f "
-		              "GiB fill %.2f oom %llu\n",
-		              scn->name, res[i].policy, res[i].locality, res[i].throughput,
-		              (unsigned long long)res[i].vcpu_moves, res[i].migrated_gib,
-		              res[i].max_node_fill, (unsigned long long)res[i].oom);
+		print_message(
+		    "%-7s %-28s %-9s locality %.3f throughput %12.1f moves %6llu mig %7.1f "
+		    "GiB fill %.2f oom %llu\n",
+		    sim_profile_name(profile), scn->name, res[i].policy, res[i].locality,
+		    res[i].throughput, (unsigned long long)res[i].vcpu_moves, res[i].migrated_gib,
+		    res[i].max_node_fill, (unsigned long long)res[i].oom);
 		assert_true(res[i].locality >= 0 && res[i].locality <= 1.0 + 1e-9);
 		assert_true(res[i].throughput > 0);
 		assert_int_equal(res[i].node_overfill, 0);
@@ -179,7 +208,7 @@ suite_check_scenario(const char *path)
 }
 
 static void
-test_suite_scenarios(void **state)
+suite_run_profile(enum sim_profile profile)
 {
 	const char *only = getenv("VNUMAD_SUITE_ONLY");
 
@@ -187,14 +216,29 @@ test_suite_scenarios(void **state)
 	assert_true(suite_nr_files >= 10);
 	for (int i = 0; i < suite_nr_files; i++)
 		if (only == NULL || strstr(suite_files[i], only) != NULL)
-			suite_check_scenario(suite_files[i]);
+			suite_check_scenario(suite_files[i], profile);
+}
+
+/* The headline: what `vnumad --host linux` can do and sense. */
+static void
+test_suite_scenarios_linux(void **state)
+{
+	suite_run_profile(SIM_PROFILE_LINUX);
+}
+
+/* Every lever the model has: the same properties must hold with them. */
+static void
+test_suite_scenarios_ideal(void **state)
+{
+	suite_run_profile(SIM_PROFILE_IDEAL);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_suite_scenarios),
+	    cmocka_unit_test(test_suite_scenarios_linux),
+	    cmocka_unit_test(test_suite_scenarios_ideal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
