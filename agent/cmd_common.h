@@ -24,7 +24,7 @@
 struct client;
 struct json_object;
 
-#define CMD_TEXT_MAX 256 /* bytes of one rendered cell */
+#define CMD_TEXT_MAX 1024 /* bytes of one rendered cell (explain summaries run long) */
 
 /* How a value is shown. */
 enum cmd_cell {

@@ -542,6 +542,30 @@ h_migrate(HANDLER_ARGS)
 	return PROTO_OK;
 }
 
+/* What the engine would have done with a lever this host lacks (policy/model.h HOST_CAP_*). */
+static void
+hv_explain_wanted(const struct engine_vm_report *r, char *summary, size_t len)
+{
+	size_t n = strlen(summary);
+
+	if ((r->levers_wanted & HOST_CAP_BIND_AT_START) && n < len)
+		n += (size_t)snprintf(summary + n, len - n,
+		                      "; would have bound its RAM to its home before the guest "
+		                      "touched it (this host cannot: it moves the RAM instead)");
+	if (!(r->levers_wanted & HOST_CAP_VM_SAMPLING) || n >= len)
+		return;
+	if (r->scan_mib_s > 0)
+		snprintf(summary + n, len - n,
+		         "; would have sampled it at %.0f MiB/s (this host cannot set a VM's scan "
+		         "rate: the kernel's adaptive rate applies)",
+		         r->scan_mib_s);
+	else
+		snprintf(
+		    summary + n, len - n,
+		    "; would have stopped sampling it, nothing left to learn (this host cannot "
+		    "set a VM's scan rate: the kernel's adaptive rate applies)");
+}
+
 enum proto_status
 h_explain(HANDLER_ARGS)
 {
@@ -550,7 +574,7 @@ h_explain(HANDLER_ARGS)
 	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
 	struct engine_vm_report r;
 	uint64_t next, home_mib = 0;
-	char summary[512], buf[32], faults[64];
+	char summary[768], buf[32], faults[64];
 
 	if (vm == NULL)
 		return st;
@@ -570,7 +594,10 @@ h_explain(HANDLER_ARGS)
 	         r.home ? nodemask_format(r.home, buf, sizeof(buf)) : "none yet",
 	         r.spanning ? "too big for one node: spans them" : "fits one node",
 	         (unsigned long long)home_mib, (unsigned long long)vm->mem_mib, r.strength, faults,
-	         r.scan_mib_s > 0 ? "active" : "parked (nothing to learn)");
+	         (r.levers_wanted & HOST_CAP_VM_SAMPLING) ? "by the kernel"
+	         : r.scan_mib_s > 0                       ? "active"
+	                                                  : "parked (nothing to learn)");
+	hv_explain_wanted(&r, summary, sizeof(summary));
 	*data = json_object_new_object();
 	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(*data, "home",

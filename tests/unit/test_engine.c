@@ -1308,11 +1308,57 @@ test_determinism(void **state)
 	}
 }
 
+/* ---- the engine plans only what the host can do (lever parity) ------------------------- */
+
+/* A VM arriving on a 2-node host (uptime 0, as on a host that tells of it before it boots). */
+static void
+tp_engine_arrival(unsigned caps, size_t *binds, size_t *samplings, unsigned *wanted)
+{
+	struct hw *hw = hw_new(2, 8, 16384);
+	struct engine_vm_report r;
+	struct hw_vm *vm = hw_vm_add(hw, 4, 4096, 1, 0);
+
+	hw->caps = caps;
+	*binds = 0;
+	*samplings = 0;
+	for (int i = 0; i < 5; i++) {
+		hw_step(hw);
+		*binds += hw->plan.nr_binds;
+		*samplings += hw->plan.nr_samplings;
+	}
+	assert_int_equal(engine_report_vm(hw->engine, vm->id, &r), 0);
+	*wanted = r.levers_wanted;
+	hw_free(hw);
+}
+
+/*
+ * With every lever the engine binds an arriving VM's RAM and sets its scan rate; on a host
+ * without them (HW_CAPS_LINUX) it plans neither and reports what it wanted, for explain.
+ */
+static void
+test_engine_plans_only_host_levers(void **state)
+{
+	size_t binds, samplings;
+	unsigned wanted;
+
+	(void)state;
+	tp_engine_arrival(HOST_CAPS_LEVERS, &binds, &samplings, &wanted);
+	assert_true(binds > 0);
+	assert_true(samplings > 0);
+	assert_int_equal(wanted, 0);
+	tp_engine_arrival(HW_CAPS_LINUX, &binds, &samplings, &wanted);
+	assert_int_equal(binds, 0);
+	assert_int_equal(samplings, 0);
+	assert_true(wanted & HOST_CAP_BIND_AT_START);
+	assert_true(wanted & HOST_CAP_VM_SAMPLING);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    ENGINE_TEST(test_strength),
+	    cmocka_unit_test(test_engine_plans_only_host_levers),
 	    ENGINE_TEST(test_groups_per_cell),
 	    ENGINE_TEST(test_groups_compact_one_group),
 	    ENGINE_TEST(test_home_reservation),
