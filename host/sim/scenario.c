@@ -521,16 +521,17 @@ scn_parse_vms(struct scn_ctx *ctx, struct json_object *root, struct scenario *sc
 static int
 scn_parse_root(struct scn_ctx *ctx, struct json_object *root, struct scenario *scn)
 {
-	static const char *const known[] = {"name", "description",      "oracle_note",
-	                                    "seed", "duration_s",       "host",
-	                                    "vms",  "balancer_start_s", NULL};
+	static const char *const known[] = {
+	    "name",       "description", "oracle_note", "known_loss",       "seed",
+	    "duration_s", "host",        "vms",         "balancer_start_s", NULL};
 	static const struct scn_range dur_r = {0, SCN_MAX_DURATION_S, true, false};
 	int64_t seed = SCN_DEFAULT_SEED;
 	int rc = scn_check_object(ctx, root, "", known);
 
 	if (rc < 0 || (rc = scn_get_name(ctx, root, "", false, scn->name)) < 0 ||
 	    (rc = scn_get_text(ctx, root, "description", &scn->description)) < 0 ||
-	    (rc = scn_get_text(ctx, root, "oracle_note", &scn->oracle_note)) < 0)
+	    (rc = scn_get_text(ctx, root, "oracle_note", &scn->oracle_note)) < 0 ||
+	    (rc = scn_get_text(ctx, root, "known_loss", &scn->known_loss)) < 0)
 		return rc;
 	rc = scn_get_int(ctx, root, "", "seed", false, 0, SCN_EXACT_INT_MAX, &seed);
 	if (rc < 0)
@@ -636,5 +637,6 @@ scenario_free(struct scenario *scn)
 	free(scn->host.distances);
 	free(scn->description);
 	free(scn->oracle_note);
+	free(scn->known_loss);
 	free(scn);
 }
