@@ -411,6 +411,9 @@ bench_snapshot_build(const struct bench_size *bs, uint64_t seed)
 	snap = snapshot_new(bs->nr_nodes, bs->nr_nodes * bs->cpus_per_node, bs->nr_vms, sizes);
 	free(sizes);
 	snap->now_s = 1000.0;
+	/* What `vnumad --host linux` has (host/linux/linux_host.c), as a real host's rounds. */
+	snap->caps = HOST_CAP_PIN | HOST_CAP_MOVE_PAGES | HOST_CAP_KERNEL_BALANCING |
+	             HOST_CAP_FAULTS_PER_PASS;
 	bench_size_fill(&rng, snap, bs);
 	return snap;
 }
