@@ -410,6 +410,11 @@ control_dispatch(struct control_client *c, const struct proto_request *req)
 		control_reply(c, req->id, PROTO_FORBIDDEN, err, NULL);
 		return;
 	}
+	st = proto_args_check(req->args, cmd->args, err, sizeof(err));
+	if (st != PROTO_OK) {
+		control_reply(c, req->id, st, err, NULL);
+		return;
+	}
 	st = cmd->fn(c->ctl->ctx, c, &c->peer, req->args, &data, err, sizeof(err));
 	if (st != PROTO_OK) {
 		c->follower = was_follower; /* a failed "events" does not start a stream */

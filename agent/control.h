@@ -51,6 +51,11 @@ struct control_command {
 	const char *name;
 	bool mutating; /* refused (403) unless peer->may_write */
 	control_handler_fn fn;
+	/*
+	 * The arguments it takes (proto_args_check spec, e.g. "vm:s vcpu:i"): others, or a wrong
+	 * JSON type, get 400 before the handler runs.  NULL: not checked.
+	 */
+	const char *args;
 };
 
 struct control_config {

@@ -80,8 +80,11 @@ daemon_snap_vm(const struct daemon *d, const char *name_or_id)
 	for (int i = 0; i < d->snap->nr_vms; i++)
 		if (strcmp(d->snap->vms[i].name, name_or_id) == 0)
 			return &d->snap->vms[i];
+	/* An id is digits only: " 1003" or "+1003" is no VM's name and no id. */
+	if (*name_or_id < '0' || *name_or_id > '9')
+		return NULL;
 	id = strtol(name_or_id, &end, 10);
-	if (*name_or_id == '\0' || *end != '\0')
+	if (*end != '\0')
 		return NULL;
 	for (int i = 0; i < d->snap->nr_vms; i++)
 		if (d->snap->vms[i].id == id)

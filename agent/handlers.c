@@ -325,13 +325,24 @@ h_reload(HANDLER_ARGS)
  * `policy` is listed as read-only: showing is for everyone, and the handler itself refuses a
  * change from a read-only peer (403).
  */
+#define H_POLICY_ARGS                                                                              \
+	"vm:s scope:s mode:si nodes:si placement:si migrate:si rate:si priority:si group:si"
+
 const struct control_command daemon_commands[] = {
-    {"status", false, h_status}, {"list", false, h_list},
-    {"vminfo", false, h_vminfo}, {"nodeinfo", false, h_nodeinfo},
-    {"policy", false, h_policy}, {"stats", false, h_stats},
-    {"events", false, h_events}, {"explain", false, h_explain},
-    {"place", false, h_place},   {"pin", true, h_pin},
-    {"unpin", true, h_unpin},    {"migrate", true, h_migrate},
-    {"pause", true, h_pause},    {"resume", true, h_resume},
-    {"reload", true, h_reload},  {NULL, false, NULL},
+    {"status", false, h_status, ""},
+    {"list", false, h_list, ""},
+    {"vminfo", false, h_vminfo, "vm:s"},
+    {"nodeinfo", false, h_nodeinfo, ""},
+    {"policy", false, h_policy, H_POLICY_ARGS},
+    {"stats", false, h_stats, "vm:s"},
+    {"events", false, h_events, "since:i limit:i follow:b vm:s"},
+    {"explain", false, h_explain, "vm:s"},
+    {"place", false, h_place, "vcpus:i memory_mib:i cells:i"},
+    {"pin", true, h_pin, "vm:s vcpu:i node:si"},
+    {"unpin", true, h_unpin, "vm:s vcpu:i"},
+    {"migrate", true, h_migrate, "vm:s node:si"},
+    {"pause", true, h_pause, ""},
+    {"resume", true, h_resume, ""},
+    {"reload", true, h_reload, ""},
+    {NULL, false, NULL, NULL},
 };

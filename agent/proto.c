@@ -114,6 +114,59 @@ out:
 	return obj;
 }
 
+/*
+ * Key tokens in a valid JSON text (strings followed by ':'), at every depth.  json-c keeps the
+ * last of duplicate keys silently; comparing this count with the parsed objects' sizes finds
+ * a duplicate whatever escapes spell it.
+ */
+static size_t
+proto_count_key_tokens(const char *s, size_t len)
+{
+	size_t keys = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		if (in_str) {
+			if (s[i] == '\\')
+				i++;
+			else if (s[i] == '"')
+				in_str = false;
+			if (in_str || s[i] != '"')
+				continue;
+			for (size_t j = i + 1; j < len; j++) {
+				if (proto_is_space(s[j]))
+					continue;
+				keys += s[j] == ':';
+				break;
+			}
+		} else if (s[i] == '"') {
+			in_str = true;
+		}
+	}
+	return keys;
+}
+
+/* Keys of every object in the parsed tree. */
+static size_t
+proto_count_keys(struct json_object *obj, int depth)
+{
+	size_t n = 0;
+
+	if (depth > PROTO_MAX_DEPTH)
+		return 0;
+	if (json_object_is_type(obj, json_type_object)) {
+		json_object_object_foreach(obj, key, val)
+		{
+			(void)key;
+			n += 1 + proto_count_keys(val, depth + 1);
+		}
+	} else if (json_object_is_type(obj, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(obj); i++)
+			n += proto_count_keys(json_object_array_get_idx(obj, i), depth + 1);
+	}
+	return n;
+}
+
 /* "version" must be present, an integer, and PROTO_VERSION. */
 static enum proto_status
 proto_check_version(struct json_object *root, int *version, char *err, size_t errlen)
@@ -260,6 +313,13 @@ proto_request_decode(const char *line, size_t len, struct proto_request *req, ch
 		st = PROTO_BAD_REQUEST;
 		goto out;
 	}
+	if (proto_count_key_tokens(line, len) != proto_count_keys(root, 0)) {
+		/* "cmd":"status","cmd":"pause" must not pause: refuse, never pick one */
+		proto_check_id(root, &req->id, NULL, 0);
+		util_errf(err, errlen, "malformed request: a key appears twice in one object");
+		st = PROTO_BAD_REQUEST;
+		goto out;
+	}
 	/* The id is read first so that every later error reply can echo it. */
 	id_st = proto_check_id(root, &req->id, NULL, 0);
 	st = proto_check_version(root, &req->version, err, errlen);
@@ -294,14 +354,147 @@ proto_request_free(struct proto_request *req)
 	req->root = NULL;
 }
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when the bytes there are not one. */
+static size_t
+proto_utf8_seq(const unsigned char *s, size_t left)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1fu;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0fu;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07u;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+char *
+proto_utf8_sanitize(const char *s, size_t len, size_t *out_len)
+{
+	/* every bad byte becomes U+FFFD (3 bytes) */
+	char *out = xmalloc(len * 3 + 1);
+	size_t o = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = proto_utf8_seq((const unsigned char *)s + i, len - i);
+
+		if (n == 0) {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+			continue;
+		}
+		memcpy(out + o, s + i, n);
+		o += n;
+		i += n;
+	}
+	out[o] = '\0';
+	if (out_len != NULL)
+		*out_len = o;
+	return out;
+}
+
+static bool
+proto_utf8_valid(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		size_t n = proto_utf8_seq((const unsigned char *)s + i, len - i);
+
+		if (n == 0)
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+static void proto_json_sanitize_keys(struct json_object *obj);
+
+/*
+ * Make every string and key in obj valid UTF-8 (bad bytes become U+FFFD), so that one QEMU
+ * -name, policy file name or config line with stray bytes cannot make a reply that clients
+ * refuse to parse.
+ */
+static void
+proto_json_sanitize(struct json_object *obj, int depth)
+{
+	if (obj == NULL || depth > 64)
+		return;
+	if (json_object_is_type(obj, json_type_string)) {
+		const char *s = json_object_get_string(obj);
+		size_t len = (size_t)json_object_get_string_len(obj), n;
+		char *fixed;
+
+		if (proto_utf8_valid(s, len))
+			return;
+		fixed = proto_utf8_sanitize(s, len, &n);
+		json_object_set_string_len(obj, fixed, (int)n);
+		free(fixed);
+	} else if (json_object_is_type(obj, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(obj); i++)
+			proto_json_sanitize(json_object_array_get_idx(obj, i), depth + 1);
+	} else if (json_object_is_type(obj, json_type_object)) {
+		bool bad_key = false;
+
+		json_object_object_foreach(obj, key, val)
+		{
+			proto_json_sanitize(val, depth + 1);
+			bad_key |= !proto_utf8_valid(key, strlen(key));
+		}
+		if (bad_key)
+			proto_json_sanitize_keys(obj);
+	}
+}
+
+/* Re-add the members whose key is not valid UTF-8 under a repaired key. */
+static void
+proto_json_sanitize_keys(struct json_object *obj)
+{
+	struct json_object *bad = proto_json_check(json_object_new_object());
+
+	json_object_object_foreach(obj, key, val)
+	{
+		if (!proto_utf8_valid(key, strlen(key)))
+			proto_json_add(bad, key, json_object_get(val));
+	}
+	json_object_object_foreach(bad, bkey, bval)
+	{
+		char *fixed = proto_utf8_sanitize(bkey, strlen(bkey), NULL);
+
+		json_object_object_del(obj, bkey);
+		proto_json_add(obj, fixed, json_object_get(bval));
+		free(fixed);
+	}
+	json_object_put(bad);
+}
+
 /* obj as one line plus "\n", malloc'd; consumes obj. */
 static char *
 proto_line_finish(struct json_object *obj)
 {
 	size_t n;
-	const char *s = json_object_to_json_string_length(
-	    obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	const char *s;
 	char *line;
+
+	proto_json_sanitize(obj, 0);
+	s = json_object_to_json_string_length(
+	    obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 
 	if (s == NULL)
 		proto_json_oom();
@@ -478,6 +671,102 @@ proto_status_name(int status)
 	}
 }
 
+/* The TYPES letters of key in spec ("vm:s node:si"), copied into types; false if absent. */
+static bool
+proto_spec_types(const char *spec, const char *key, char *types, size_t len)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = spec; *p != '\0';) {
+		const char *end = strchr(p, ' '), *colon;
+
+		if (end == NULL)
+			end = p + strlen(p);
+		colon = memchr(p, ':', (size_t)(end - p));
+		if (colon != NULL && (size_t)(colon - p) == klen && memcmp(p, key, klen) == 0) {
+			snprintf(types, len, "%.*s", (int)(end - colon - 1), colon + 1);
+			return true;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static char
+proto_type_letter(struct json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_string:
+		return 's';
+	case json_type_int:
+		return 'i';
+	case json_type_boolean:
+		return 'b';
+	default:
+		return '?';
+	}
+}
+
+/* The spec's keys as "a, b, c" into buf. */
+static void
+proto_spec_keys(const char *spec, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (const char *p = spec; *p != '\0' && o < len;) {
+		const char *end = strchr(p, ' '), *colon;
+
+		if (end == NULL)
+			end = p + strlen(p);
+		colon = memchr(p, ':', (size_t)(end - p));
+		o += (size_t)snprintf(buf + o, len - o, "%s%.*s", o ? ", " : "",
+		                      (int)((colon ? colon : end) - p), p);
+		p = *end ? end + 1 : end;
+	}
+}
+
+enum proto_status
+proto_args_check(struct json_object *args, const char *spec, char *err, size_t errlen)
+{
+	static const char *const type_names[] = {"a string", "an integer", "a boolean"};
+
+	if (args == NULL || spec == NULL)
+		return PROTO_OK;
+	json_object_object_foreach(args, key, val)
+	{
+		char types[8], keys[256], want[64] = "";
+		char got = proto_type_letter(val);
+
+		if (!proto_spec_types(spec, key, types, sizeof(types))) {
+			proto_spec_keys(spec, keys, sizeof(keys));
+			util_errf(err, errlen, "unknown argument '%s' (this command takes: %s)",
+			          key, keys[0] ? keys : "none");
+			return PROTO_BAD_REQUEST;
+		}
+		if (val == NULL) /* JSON null: as if absent */
+			continue;
+		if (got == '?' || strchr(types, got) == NULL) {
+			for (size_t i = 0; types[i] != '\0'; i++) {
+				const char *t = strchr("sib", types[i]);
+
+				if (t != NULL)
+					snprintf(want + strlen(want), sizeof(want) - strlen(want),
+					         "%s%s", i ? " or " : "", type_names[t - "sib"]);
+			}
+			util_errf(err, errlen, "argument '%s': expected %s, not %s", key, want,
+			          json_type_to_name(json_object_get_type(val)));
+			return PROTO_BAD_REQUEST;
+		}
+		if (got == 's' && strlen(json_object_get_string(val)) !=
+		                      (size_t)json_object_get_string_len(val)) {
+			util_errf(err, errlen, "argument '%s': contains a NUL byte", key);
+			return PROTO_BAD_REQUEST;
+		}
+	}
+	return PROTO_OK;
+}
+
 /* The value of key in args, NULL when args, the key or its value is absent (JSON null). */
 static struct json_object *
 proto_arg_get(struct json_object *args, const char *key)
@@ -499,6 +788,9 @@ proto_arg_string(struct json_object *args, const char *key, const char **out)
 	if (v == NULL)
 		return -ENOENT;
 	if (!json_object_is_type(v, json_type_string))
+		return -EINVAL;
+	/* "web1\u0000zzz" is not web1 */
+	if (strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
 		return -EINVAL;
 	*out = json_object_get_string(v);
 	return 0;

@@ -79,7 +79,26 @@ void proto_reply_free(struct proto_reply *rep);
 
 const char *proto_status_name(int status);
 
-/* Argument helpers for handlers: 0, -ENOENT (absent), or -EINVAL (wrong type). */
+/*
+ * Check a request's args against a command's spec: space-separated KEY:TYPES, TYPES being
+ * letters of s (string), i (integer), b (boolean), e.g. "vm:s vcpu:i node:si".  Every key in
+ * args must be in the spec with one of its types, and no string may hold a NUL byte.
+ * PROTO_OK, or PROTO_BAD_REQUEST with a message naming the argument.
+ */
+enum proto_status proto_args_check(struct json_object *args, const char *spec, char *err,
+                                   size_t errlen);
+
+/*
+ * s (len bytes) with every byte that is not part of valid UTF-8 replaced by U+FFFD;
+ * malloc'd, NUL-terminated, its length in *out_len when not NULL.  Replies and events are
+ * sanitized so on the way out.
+ */
+char *proto_utf8_sanitize(const char *s, size_t len, size_t *out_len);
+
+/*
+ * Argument helpers for handlers: 0, -ENOENT (absent), or -EINVAL (wrong type; a string with
+ * a NUL byte inside).
+ */
 int proto_arg_string(struct json_object *args, const char *key, const char **out);
 int proto_arg_int(struct json_object *args, const char *key, int64_t *out);
 int proto_arg_bool(struct json_object *args, const char *key, bool *out);

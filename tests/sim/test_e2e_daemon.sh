@@ -218,6 +218,21 @@ out=$( (printf '{"version":1,"cmd":"list","args":{"x":"'; head -c 70000 /dev/zer
 check "$out" '.status == 413' "oversized request"
 out=$(printf '{"version":1,"cmd":"frobnicate"}\n' | "$RAW" "$SOCK" --wait 1)
 check "$out" '.status == 404' "unknown command"
+# Duplicate keys are refused, never resolved to the last one (that would pause the daemon).
+out=$(printf '{"version":1,"cmd":"status","cmd":"pause"}\n' | "$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 400 and (.message | test("twice"))' "duplicate keys"
+check "$(jctl status)" '.paused == false' "a request with two cmd keys paused the daemon"
+# Wrong types and stray NUL bytes are errors, not defaults or truncations.
+out=$(printf '{"version":1,"cmd":"policy","args":{"vm":"web1","priority":"60","scope":1}}\n' |
+	"$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 400 and (.message | test("scope"))' "scope as an integer"
+out=$(printf '{"version":1,"cmd":"pin","args":{"vm":"web1\\u0000zzz","vcpu":0,"node":"0"}}\n' |
+	"$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 400 and (.message | test("NUL"))' "a VM name with a NUL byte"
+out=$(printf '{"version":1,"cmd":"vminfo","args":{"vm":" 1003"}}\n' | "$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 404' "' 1003' is no VM"
+out=$(printf '{"version":1,"cmd":"list","args":{"bogus":1}}\n' | "$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 400 and (.message | test("unknown argument"))' "unknown argument"
 "$RAW" "$SOCK" --hold 30 &
 HOLD_PIDS="$!"
 printf '{"version":1,"cmd":' | "$RAW" "$SOCK" --wait 30 >/dev/null &

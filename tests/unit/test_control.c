@@ -152,15 +152,16 @@ stub_cstats(STUB_ARGS)
 }
 
 static const struct control_command stub_commands[] = {
-    {"echo", false, stub_echo},
-    {"set", true, stub_set},
-    {"fail", false, stub_fail},
-    {"follow", false, stub_follow},
-    {"badfollow", false, stub_badfollow},
-    {"emit", true, stub_emit},
-    {"cstats", false, stub_cstats},
-    {"big", false, stub_big},
-    {NULL, false, NULL},
+    {"echo", false, stub_echo, NULL},
+    {"set", true, stub_set, NULL},
+    {"fail", false, stub_fail, NULL},
+    {"follow", false, stub_follow, NULL},
+    {"badfollow", false, stub_badfollow, NULL},
+    {"emit", true, stub_emit, NULL},
+    {"cstats", false, stub_cstats, NULL},
+    {"big", false, stub_big, NULL},
+    {"typed", false, stub_echo, "vm:s n:i on:b node:si"},
+    {NULL, false, NULL, NULL},
 };
 
 /* ---- the server thread ---- */

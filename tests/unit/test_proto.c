@@ -291,7 +291,8 @@ static void
 test_arg_helpers(void **state)
 {
 	struct json_object *args = json_tokener_parse(
-	    "{\"s\":\"x\",\"i\":-4,\"b\":false,\"n\":null,\"d\":2.5,\"big\":9007199254740993}");
+	    "{\"s\":\"x\",\"i\":-4,\"b\":false,\"n\":null,\"d\":2.5,\"big\":9007199254740993,"
+	    "\"z\":\"web1\\u0000zzz\"}");
 	const char *s = "untouched";
 	int64_t i = 1;
 	bool b = true;
@@ -307,6 +308,7 @@ test_arg_helpers(void **state)
 	assert_int_equal(proto_arg_string(args, "missing", &s), -ENOENT);
 	assert_int_equal(proto_arg_string(args, "n", &s), -ENOENT);
 	assert_int_equal(proto_arg_string(args, "i", &s), -EINVAL);
+	assert_int_equal(proto_arg_string(args, "z", &s), -EINVAL); /* NUL inside: not "web1" */
 	assert_int_equal(proto_arg_int(args, "d", &i), -EINVAL);
 	assert_int_equal(proto_arg_int(args, "s", &i), -EINVAL);
 	assert_int_equal(proto_arg_bool(args, "i", &b), -EINVAL);
@@ -498,6 +500,117 @@ test_reply_decode_mutations(void **state)
 	free(buf);
 }
 
+/* json-c keeps the last of duplicate keys: "cmd":"status","cmd":"pause" must not pause. */
+static void
+test_decode_duplicate_keys(void **state)
+{
+	static const char *const bad[] = {
+	    "{\"version\":1,\"cmd\":\"status\",\"cmd\":\"pause\"}",
+	    "{\"version\":1,\"cmd\":\"status\",\"c\\u006dd\":\"pause\"}",
+	    "{\"version\":1,\"cmd\":\"pin\",\"args\":{\"vm\":\"a\",\"vm\":\"b\"}}",
+	    "{\"version\":1,\"version\":1,\"cmd\":\"list\"}",
+	};
+	static const char *const good[] = {
+	    "{\"version\":1,\"cmd\":\"list\",\"args\":{\"cmd\":\"x\",\"s\":\"a:b\\\"c\\\\\", \"t\" "
+	    ": \"\"}}",
+	    "{\"version\":1,\"cmd\":\"list\",\"args\":{\"a\":{\"a\":1},\"b\":[{\"a\":2}]}}",
+	};
+	struct proto_request req;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(
+		    proto_request_decode(bad[i], strlen(bad[i]), &req, err, sizeof(err)),
+		    PROTO_BAD_REQUEST);
+		assert_non_null(strstr(err, "twice"));
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(
+		    proto_request_decode(good[i], strlen(good[i]), &req, err, sizeof(err)),
+		    PROTO_OK);
+		proto_request_free(&req);
+	}
+}
+
+/* Every argument of a command has its JSON type; strings carry no NUL. */
+static void
+test_args_check(void **state)
+{
+	static const char spec[] = "vm:s vcpu:i follow:b node:si";
+	static const struct {
+		const char *args;
+		const char *msg; /* NULL: accepted */
+	} cases[] = {
+	    {"{}", NULL},
+	    {"{\"vm\":\"web1\",\"vcpu\":3,\"follow\":true,\"node\":\"0-1\"}", NULL},
+	    {"{\"node\":2,\"vm\":null}", NULL},
+	    {"{\"scope\":\"live\"}", "unknown argument 'scope' (this command takes: vm, vcpu"},
+	    {"{\"vm\":7}", "argument 'vm': expected a string, not int"},
+	    {"{\"vcpu\":\"3\"}", "argument 'vcpu': expected an integer, not string"},
+	    {"{\"follow\":1}", "argument 'follow': expected a boolean"},
+	    {"{\"node\":1.5}", "argument 'node': expected a string or an integer, not double"},
+	    {"{\"vm\":\"web1\\u0000zzz\"}", "argument 'vm': contains a NUL byte"},
+	    {"{\"vm\":[\"web1\"]}", "argument 'vm': expected a string, not array"},
+	};
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct json_object *args = json_tokener_parse(cases[i].args);
+		enum proto_status st = proto_args_check(args, spec, err, sizeof(err));
+
+		if (cases[i].msg == NULL) {
+			assert_int_equal(st, PROTO_OK);
+		} else {
+			assert_int_equal(st, PROTO_BAD_REQUEST);
+			if (strstr(err, cases[i].msg) == NULL)
+				fail_msg("%s: got '%s', want '%s'", cases[i].args, err,
+				         cases[i].msg);
+		}
+		json_object_put(args);
+	}
+	/* "" takes nothing; NULL checks nothing */
+	{
+		struct json_object *args = json_tokener_parse("{\"x\":1}");
+
+		assert_int_equal(proto_args_check(args, "", err, sizeof(err)), PROTO_BAD_REQUEST);
+		assert_non_null(strstr(err, "takes: none"));
+		assert_int_equal(proto_args_check(args, NULL, err, sizeof(err)), PROTO_OK);
+		json_object_put(args);
+	}
+}
+
+/* A reply carrying bytes that are not UTF-8 (a QEMU -name, a file name) still parses. */
+static void
+test_reply_sanitizes_utf8(void **state)
+{
+	struct json_object *data = json_object_new_object(), *arr = json_object_new_array();
+	struct proto_reply rep;
+	char err[256], *line, *fixed;
+	size_t n;
+
+	(void)state;
+	json_object_object_add(data, "name", json_object_new_string("web\xff\xfe-1"));
+	json_object_object_add(data, "ok", json_object_new_string("caf\xc3\xa9 \xe2\x82\xac"));
+	json_object_array_add(arr, json_object_new_string("\xc0\xaf overlong"));
+	json_object_object_add(data, "list", arr);
+	json_object_object_add(data, "k\xed\xa0\x80y", json_object_new_int(1)); /* a surrogate */
+	line = proto_reply_encode(3, PROTO_OK, NULL, data);
+	json_object_put(data);
+	assert_int_equal(proto_reply_decode(line, strlen(line) - 1, &rep, err, sizeof(err)), 0);
+	assert_string_equal(json_object_get_string(json_object_object_get(rep.data, "name")),
+	                    "web\xef\xbf\xbd\xef\xbf\xbd-1");
+	assert_string_equal(json_object_get_string(json_object_object_get(rep.data, "ok")),
+	                    "caf\xc3\xa9 \xe2\x82\xac");
+	assert_non_null(json_object_object_get(rep.data, "k\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdy"));
+	proto_reply_free(&rep);
+	free(line);
+	fixed = proto_utf8_sanitize("\xf4\x90\x80\x80!", 5, &n); /* beyond U+10FFFF */
+	assert_int_equal(n, 13);
+	free(fixed);
+}
+
 int
 main(void)
 {
@@ -510,6 +623,9 @@ main(void)
 	    cmocka_unit_test(test_event_roundtrip),
 	    cmocka_unit_test(test_reply_decode_rejects),
 	    cmocka_unit_test(test_arg_helpers),
+	    cmocka_unit_test(test_decode_duplicate_keys),
+	    cmocka_unit_test(test_args_check),
+	    cmocka_unit_test(test_reply_sanitizes_utf8),
 	    cmocka_unit_test(test_status_names),
 	    cmocka_unit_test(test_decode_mutations_never_crash),
 	    cmocka_unit_test(test_reply_decode_mutations),
