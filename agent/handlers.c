@@ -19,7 +19,7 @@
 static struct json_object *
 hj_nodes(uint64_t mask)
 {
-	char buf[64];
+	char buf[NODEMASK_STR_MAX];
 
 	return json_object_new_string(mask ? nodemask_format(mask, buf, sizeof(buf)) : "");
 }

@@ -37,7 +37,7 @@ static struct json_object *
 hv_policy_json(const struct vm_policy *p)
 {
 	struct json_object *o = json_object_new_object();
-	char buf[64];
+	char buf[NODEMASK_STR_MAX];
 
 	json_object_object_add(o, "mode", json_object_new_string(vm_policy_mode_name(p->mode)));
 	json_object_object_add(
@@ -72,7 +72,7 @@ static struct json_object *
 hv_vcpus(const struct daemon *d, const struct snap_vm *vm)
 {
 	struct json_object *arr = json_object_new_array();
-	char buf[64];
+	char buf[NODEMASK_STR_MAX];
 
 	for (int v = 0; v < vm->nr_vcpus; v++) {
 		const struct snap_vcpu *sv = &vm->vcpus[v];
@@ -120,7 +120,7 @@ static struct json_object *
 hv_cells(const struct daemon *d, const struct snap_vm *vm)
 {
 	struct json_object *arr = json_object_new_array();
-	char nodes[32];
+	char nodes[NODEMASK_STR_MAX];
 
 	for (int c = 0; c < vm->nr_cells; c++) {
 		struct json_object *o = json_object_new_object();
@@ -229,7 +229,7 @@ hv_policy_merge(const struct vm_policy *base, struct json_object *args, struct v
 	static const char *const keys[] = {"mode", "nodes",    "placement", "migrate",
 	                                   "rate", "priority", "group",     NULL};
 	struct util_buf buf = {0};
-	char cur[64];
+	char cur[NODEMASK_STR_MAX];
 	int rc;
 
 	*changed = false;
@@ -505,7 +505,7 @@ h_migrate(HANDLER_ARGS)
 	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
 	uint64_t mask;
 	struct dvm *v;
-	char buf[32];
+	char buf[NODEMASK_STR_MAX];
 
 	if (vm == NULL)
 		return st;
@@ -549,7 +549,7 @@ h_explain(HANDLER_ARGS)
 	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
 	struct engine_vm_report r;
 	uint64_t next, home_mib = 0;
-	char summary[512], buf[32], faults[64];
+	char summary[512], buf[NODEMASK_STR_MAX], faults[64];
 
 	if (vm == NULL)
 		return st;
@@ -586,7 +586,7 @@ h_place(HANDLER_ARGS)
 	int64_t vcpus = 0, mem = 0, cells = 0;
 	uint64_t nodes = 0, cell_nodes[64] = {0};
 	struct json_object *per = json_object_new_array();
-	char text[256], buf[32];
+	char text[256], buf[NODEMASK_STR_MAX];
 	int rc;
 
 	if (proto_arg_int(args, "vcpus", &vcpus) < 0 || vcpus < 1 || vcpus > 4096 ||

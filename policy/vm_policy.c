@@ -627,7 +627,7 @@ char *
 vm_policy_format_xml(const struct vm_policy *pol)
 {
 	struct util_buf sb = {0};
-	char nodes[4 * UTIL_MAX_NODES];
+	char nodes[NODEMASK_STR_MAX];
 
 	util_buf_printf(&sb, "<vnuma:policy xmlns:vnuma=\"%s\"", VM_POLICY_NS);
 	if (pol->mode != VM_POLICY_MODE_AUTO)
