@@ -114,6 +114,7 @@ engine_destroy(void *state)
 	free(e->node_mem_free);
 	free(e->node_mem_proj);
 	free(e->gm);
+	engine_validate_free(e);
 	free(e);
 }
 
@@ -242,6 +243,7 @@ engine_decide(void *state, const struct snapshot *snap, struct plan *plan)
 
 	if (e == NULL || snap->nr_nodes > UTIL_MAX_NODES)
 		return -EINVAL;
+	snap = engine_validate(e, snap); /* from here on, no VM names a node the host lacks */
 	engine_observe(e, snap);
 	engine_nodes_init(e, snap);
 	placed = engine_place_homeless(e, snap, plan) > 0;
