@@ -220,11 +220,12 @@ hv_attr_current(const struct vm_policy *p, const char *key, char *buf, size_t le
 
 /*
  * The new policy: base with the attributes given in args, checked by the same parser as the
- * XML in domain metadata (so the messages are the same).
+ * XML in domain metadata (so the messages are the same), and its nodes against the host's
+ * nr_nodes nodes, so that nothing naming a node the host does not have is ever stored.
  */
 static enum proto_status
-hv_policy_merge(const struct vm_policy *base, struct json_object *args, struct vm_policy *out,
-                bool *changed, char *err, size_t errlen)
+hv_policy_merge(const struct vm_policy *base, struct json_object *args, int nr_nodes,
+                struct vm_policy *out, bool *changed, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"mode", "nodes",    "placement", "migrate",
 	                                   "rate", "priority", "group",     NULL};
@@ -253,6 +254,8 @@ hv_policy_merge(const struct vm_policy *base, struct json_object *args, struct v
 	}
 	util_buf_printf(&buf, "/>");
 	rc = vm_policy_parse_xml(buf.data, buf.len, out, err, errlen);
+	if (rc == 0)
+		rc = vm_policy_check_nodes(out, nr_nodes, err, errlen);
 	free(buf.data);
 	return rc < 0 ? PROTO_BAD_REQUEST : PROTO_OK;
 }
@@ -341,7 +344,7 @@ h_policy(HANDLER_ARGS)
 
 	if (vm == NULL)
 		return st;
-	st = hv_policy_merge(&vm->policy, args, &pol, &changed, err, errlen);
+	st = hv_policy_merge(&vm->policy, args, d->snap->nr_nodes, &pol, &changed, err, errlen);
 	if (st != PROTO_OK)
 		return st;
 	if (!changed)
@@ -360,7 +363,8 @@ h_policy(HANDLER_ARGS)
 	}
 	/* --config starts from the persistent definition, --live from the live one (as virsh) */
 	hv_policy_base(d, vm, strcmp(scope, "config") == 0, &base);
-	if ((st = hv_policy_merge(&base, args, &pol, &changed, err, errlen)) != PROTO_OK)
+	if ((st = hv_policy_merge(&base, args, d->snap->nr_nodes, &pol, &changed, err, errlen)) !=
+	    PROTO_OK)
 		return st;
 	xml = vm_policy_format_xml(&pol);
 	st = hv_policy_store(d, vm, xml, strcmp(scope, "config") != 0, strcmp(scope, "config") == 0,
