@@ -88,7 +88,7 @@ actions_pin(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t nodes
 {
 	const struct snap_vcpu *sv;
 	struct dvm *v = daemon_vm(d, vm->id);
-	char buf[32];
+	char buf[NODEMASK_STR_MAX];
 	int rc;
 
 	if (vcpu < 0 || vcpu >= vm->nr_vcpus || !actions_nodes_ok(d, nodes))
@@ -145,7 +145,7 @@ actions_memory_ok(const struct daemon *d, const struct snap_vm *vm)
 static void
 actions_memory(struct daemon *d, const struct plan *plan)
 {
-	char buf[32];
+	char buf[NODEMASK_STR_MAX];
 
 	for (size_t i = 0; i < plan->nr_binds; i++) {
 		const struct plan_mem_bind *b = &plan->binds[i];

@@ -174,11 +174,43 @@ daemon_count_vm(struct daemon *d, struct dvm *v, const struct snap_vm *vm)
 	d->total.pages_migrate_failed += vm->mig_failed_mib * DAEMON_PAGES_PER_MIB;
 }
 
+/*
+ * A policy that names a node this host does not have (the parser knows no topology: it takes
+ * any node index 0-63) counts as a policy that does not parse: the defaults apply, and list and
+ * vminfo show why, after where it came from.  A host's policy handed over as manual stays so,
+ * as with a parse error (libvirt does that when the admin pinned vCPUs in the domain XML).
+ */
+static void
+daemon_policy_check_nodes(const struct daemon *d, const struct dvm *v, struct snap_vm *vm,
+                          const struct policy_file *f)
+{
+	enum vm_policy_mode mode = vm->policy.mode;
+	char msg[200];
+
+	if (!vm->policy_ok ||
+	    vm_policy_check_nodes(&vm->policy, d->snap->nr_nodes, msg, sizeof(msg)) == 0)
+		return;
+	vm_policy_init_default(&vm->policy);
+	if (strcmp(v->policy_source, "host") == 0 && mode == VM_POLICY_MODE_MANUAL)
+		vm->policy.mode = VM_POLICY_MODE_MANUAL;
+	vm->policy_ok = false;
+	if (f != NULL) /* a long file name is cut, never the message */
+		snprintf(vm->policy_error, sizeof(vm->policy_error), "%.*s.xml: %s",
+		         (int)(sizeof(vm->policy_error) - sizeof(".xml: ") - strlen(msg)), f->name,
+		         msg);
+	else if (strcmp(v->policy_source, "host") == 0)
+		snprintf(vm->policy_error, sizeof(vm->policy_error), "%s: %s",
+		         strcmp(d->backend, "sim") == 0 ? "scenario policy" : "domain metadata",
+		         msg);
+	else
+		snprintf(vm->policy_error, sizeof(vm->policy_error), "live policy: %s", msg);
+}
+
 /* The policy the engine sees: live changes, admin pins, the config's default, pausing. */
 static void
 daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
 {
-	const struct policy_file *f;
+	const struct policy_file *f = NULL;
 
 	/* Precedence: live (vnumactl), the host's own (domain metadata), a policy file, default. */
 	if (v->live_policy) {
@@ -197,6 +229,7 @@ daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
 	} else {
 		v->policy_source = "default";
 	}
+	daemon_policy_check_nodes(d, v, vm, f);
 	/*
 	 * A bad policy means the defaults.  A host may still hand a bad policy over as manual:
 	 * libvirt does when the admin pinned vCPUs in the domain XML, which stands either way.

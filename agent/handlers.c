@@ -19,7 +19,7 @@
 static struct json_object *
 hj_nodes(uint64_t mask)
 {
-	char buf[64];
+	char buf[NODEMASK_STR_MAX];
 
 	return json_object_new_string(mask ? nodemask_format(mask, buf, sizeof(buf)) : "");
 }
@@ -216,6 +216,7 @@ h_stats(HANDLER_ARGS)
 {
 	struct daemon *d = ctx;
 	struct json_object *o, *skip;
+	struct engine_counters ec;
 	enum proto_status st;
 
 	if (json_object_object_get_ex(args, "vm", NULL)) {
@@ -246,6 +247,8 @@ h_stats(HANDLER_ARGS)
 	json_object_object_add(o, "vms_skipped", skip);
 	json_object_object_add(o, "actions_refused",
 	                       json_object_new_int64((int64_t)d->actions_refused));
+	engine_report_counters(d->eng, &ec);
+	json_object_object_add(o, "vms_rejected", json_object_new_int64((int64_t)ec.vms_rejected));
 	*data = json_object_new_object();
 	json_object_object_add(*data, "counters", o);
 	return PROTO_OK;

@@ -38,7 +38,7 @@ static struct json_object *
 hv_policy_json(const struct vm_policy *p)
 {
 	struct json_object *o = json_object_new_object();
-	char buf[64];
+	char buf[NODEMASK_STR_MAX];
 
 	json_object_object_add(o, "mode", json_object_new_string(vm_policy_mode_name(p->mode)));
 	json_object_object_add(
@@ -73,7 +73,7 @@ static struct json_object *
 hv_vcpus(const struct daemon *d, const struct snap_vm *vm)
 {
 	struct json_object *arr = json_object_new_array();
-	char buf[64];
+	char buf[NODEMASK_STR_MAX];
 
 	for (int v = 0; v < vm->nr_vcpus; v++) {
 		const struct snap_vcpu *sv = &vm->vcpus[v];
@@ -121,7 +121,7 @@ static struct json_object *
 hv_cells(const struct daemon *d, const struct snap_vm *vm)
 {
 	struct json_object *arr = json_object_new_array();
-	char nodes[32];
+	char nodes[NODEMASK_STR_MAX];
 
 	for (int c = 0; c < vm->nr_cells; c++) {
 		struct json_object *o = json_object_new_object();
@@ -221,16 +221,17 @@ hv_attr_current(const struct vm_policy *p, const char *key, char *buf, size_t le
 
 /*
  * The new policy: base with the attributes given in args, checked by the same parser as the
- * XML in domain metadata (so the messages are the same).
+ * XML in domain metadata (so the messages are the same), and its nodes against the host's
+ * nr_nodes nodes, so that nothing naming a node the host does not have is ever stored.
  */
 static enum proto_status
-hv_policy_merge(const struct vm_policy *base, struct json_object *args, struct vm_policy *out,
-                bool *changed, char *err, size_t errlen)
+hv_policy_merge(const struct vm_policy *base, struct json_object *args, int nr_nodes,
+                struct vm_policy *out, bool *changed, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"mode", "nodes",    "placement", "migrate",
 	                                   "rate", "priority", "group",     NULL};
 	struct util_buf buf = {0};
-	char cur[64];
+	char cur[NODEMASK_STR_MAX];
 	int rc;
 
 	*changed = false;
@@ -254,6 +255,8 @@ hv_policy_merge(const struct vm_policy *base, struct json_object *args, struct v
 	}
 	util_buf_printf(&buf, "/>");
 	rc = vm_policy_parse_xml(buf.data, buf.len, out, err, errlen);
+	if (rc == 0)
+		rc = vm_policy_check_nodes(out, nr_nodes, err, errlen);
 	free(buf.data);
 	return rc < 0 ? PROTO_BAD_REQUEST : PROTO_OK;
 }
@@ -342,7 +345,7 @@ h_policy(HANDLER_ARGS)
 
 	if (vm == NULL)
 		return st;
-	st = hv_policy_merge(&vm->policy, args, &pol, &changed, err, errlen);
+	st = hv_policy_merge(&vm->policy, args, d->snap->nr_nodes, &pol, &changed, err, errlen);
 	if (st != PROTO_OK)
 		return st;
 	if (!changed)
@@ -361,7 +364,8 @@ h_policy(HANDLER_ARGS)
 	}
 	/* --config starts from the persistent definition, --live from the live one (as virsh) */
 	hv_policy_base(d, vm, strcmp(scope, "config") == 0, &base);
-	if ((st = hv_policy_merge(&base, args, &pol, &changed, err, errlen)) != PROTO_OK)
+	if ((st = hv_policy_merge(&base, args, d->snap->nr_nodes, &pol, &changed, err, errlen)) !=
+	    PROTO_OK)
 		return st;
 	xml = vm_policy_format_xml(&pol);
 	st = hv_policy_store(d, vm, xml, strcmp(scope, "config") != 0, strcmp(scope, "config") == 0,
@@ -506,7 +510,7 @@ h_migrate(HANDLER_ARGS)
 	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
 	uint64_t mask;
 	struct dvm *v;
-	char buf[32];
+	char buf[NODEMASK_STR_MAX];
 
 	if (vm == NULL)
 		return st;
@@ -574,7 +578,7 @@ h_explain(HANDLER_ARGS)
 	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
 	struct engine_vm_report r;
 	uint64_t next, home_mib = 0;
-	char summary[768], buf[32], faults[64];
+	char summary[768], buf[NODEMASK_STR_MAX], faults[64];
 
 	if (vm == NULL)
 		return st;
@@ -614,7 +618,7 @@ h_place(HANDLER_ARGS)
 	int64_t vcpus = 0, mem = 0, cells = 0;
 	uint64_t nodes = 0, cell_nodes[64] = {0};
 	struct json_object *per = json_object_new_array();
-	char text[256], buf[32];
+	char text[256], buf[NODEMASK_STR_MAX];
 	int rc;
 
 	if (proto_arg_int(args, "vcpus", &vcpus) < 0 || vcpus < 1 || vcpus > 4096 ||

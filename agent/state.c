@@ -394,7 +394,7 @@ static char *
 state_to_json(const struct state *st)
 {
 	json_object *root = json_object_new_object(), *arr = json_object_new_array();
-	char nodes[256], *text;
+	char nodes[NODEMASK_STR_MAX], *text;
 
 	json_object_object_add(root, "version", json_object_new_int(STATE_VERSION));
 	for (size_t i = 0; i < st->nr; i++) {

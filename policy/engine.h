@@ -33,6 +33,19 @@ struct engine_vm_report {
  */
 uint64_t engine_report_cell_home(void *state, int vm_id, int cell);
 
+/* The engine's own counters, since create(). */
+struct engine_counters {
+	/*
+	 * VMs left out of a round because their snapshot named a node the host does not have
+	 * (policy nodes, host nodes, a vCPU's node or allowed nodes; policy/engine_validate.c),
+	 * one per VM and round.  The daemon replaces such policies first, so this stays 0 unless
+	 * a host backend hands over something inconsistent.
+	 */
+	uint64_t vms_rejected;
+};
+
+void engine_report_counters(void *state, struct engine_counters *c);
+
 /* New tunables (values <= 0 keep the current one). */
 void engine_configure(void *state, double rate_mib_s, double rebalance_period_s);
 /* 0, or -ENOENT when the engine does not know the VM. */

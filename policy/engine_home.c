@@ -440,7 +440,7 @@ static void
 engine_group_emit(const struct engine *e, struct eng_vm *ev, const struct eng_group *g,
                   const struct snap_vm *vm, double now_s, struct plan *plan)
 {
-	char text[ENGINE_TEXT_LEN], nodes[32];
+	char text[ENGINE_TEXT_LEN], nodes[NODEMASK_STR_MAX];
 	struct plan_mem_bind *b;
 
 	nodemask_format(g->home, nodes, sizeof(nodes));
@@ -621,7 +621,7 @@ engine_advise(void *state, const struct snapshot *snap, int vcpus, uint64_t mem_
 	struct snapshot *one;
 	struct eng_vm *ev;
 	uint64_t used = 0;
-	char buf[32];
+	char buf[NODEMASK_STR_MAX];
 	int rc = 0;
 
 	if (vcpus < 1 || mem_mib == 0 || nr_cells < 0 || nr_cells > vcpus || nr_cells > 64)

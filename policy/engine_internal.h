@@ -177,10 +177,24 @@ struct engine {
 	double host_spare_cpus;   /* host CPUs minus the expected demand of every VM */
 	struct eng_groupmask *gm; /* per round: cross-VM group name -> home nodes (hash) */
 	size_t gm_cap;
+	/* engine_validate.c: the round's snapshot without its rejected VMs, when it had any */
+	struct snapshot valid;     /* shares all storage with the caller's snapshot but vms */
+	struct snap_vm *valid_vms; /* owned; shallow copies of the snapshot's good VMs */
+	size_t valid_cap;
+	uint64_t vms_rejected; /* VMs left out of a round, summed over rounds */
 };
 
 /* engine.c */
 struct eng_vm *engine_vm_lookup(struct engine *e, int id);
+
+/* engine_validate.c */
+/*
+ * The snapshot the round may work on: snap itself when every VM in it is consistent with the
+ * host's nodes, else e->valid, a copy without the VMs that are not (never snapshot_free() it;
+ * valid until the next call).  engine_validate_free() releases the copy's storage.
+ */
+const struct snapshot *engine_validate(struct engine *e, const struct snapshot *snap);
+void engine_validate_free(struct engine *e);
 
 /* engine_stats.c */
 void engine_stats_update(struct eng_vm *ev, const struct snap_vm *vm, const struct snapshot *snap,

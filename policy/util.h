@@ -80,7 +80,17 @@ int nodemask_first(uint64_t mask);
 int nodemask_last(uint64_t mask);
 /* Parse a node list such as "0-1,3" into *mask; -EINVAL on bad syntax or ids >= max_nodes. */
 int nodemask_parse(const char *s, int max_nodes, uint64_t *mask);
-/* Format mask as a node list ("0-1,3") into buf; returns buf. "" for an empty mask. */
+/*
+ * Room for any node list nodemask_format() writes, with its NUL.  The longest list of 64 nodes
+ * is 121 characters (pairs one node apart: "0-1,3-4,...,60-61,63"; every other node,
+ * "0,2,...,62", is 90), so 128 never cuts one.  Every buffer that holds a node list uses this.
+ */
+#define NODEMASK_STR_MAX 128
+
+/*
+ * Format mask as a node list ("0-1,3") into buf; returns buf. "" for an empty mask.  A list
+ * that does not fit len is cut at a whole range; with NODEMASK_STR_MAX bytes it always fits.
+ */
 char *nodemask_format(uint64_t mask, char *buf, size_t len);
 
 #endif

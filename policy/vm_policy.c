@@ -567,6 +567,30 @@ out:
 	return rc;
 }
 
+int
+vm_policy_check_nodes(const struct vm_policy *pol, int nr_nodes, char *err, size_t errlen)
+{
+	uint64_t host = nr_nodes > 0 ? nodemask_all_of(nr_nodes) : 0;
+	uint64_t beyond = pol->nodes & ~host;
+	char all[NODEMASK_STR_MAX], bad[NODEMASK_STR_MAX], have[NODEMASK_STR_MAX];
+
+	if (pol->nodes == NODEMASK_ALL || (beyond == 0 && pol->nodes != 0))
+		return 0;
+	nodemask_format(pol->nodes, all, sizeof(all));
+	nodemask_format(beyond, bad, sizeof(bad));
+	if (host == 0)
+		snprintf(have, sizeof(have), "none");
+	else
+		nodemask_format(host, have, sizeof(have));
+	if (pol->nodes == 0)
+		err_set(err, errlen, "nodes: the list is empty (this host's nodes are %s)", have);
+	else
+		err_set(err, errlen, "nodes=\"%s\": %s %s %s this host's nodes (%s)", all,
+		        nodemask_weight(beyond) == 1 ? "node" : "nodes", bad,
+		        nodemask_weight(beyond) == 1 ? "is not one of" : "are not among", have);
+	return -EINVAL;
+}
+
 void
 vm_policy_init_default(struct vm_policy *pol)
 {
@@ -627,7 +651,7 @@ char *
 vm_policy_format_xml(const struct vm_policy *pol)
 {
 	struct util_buf sb = {0};
-	char nodes[4 * UTIL_MAX_NODES];
+	char nodes[NODEMASK_STR_MAX];
 
 	util_buf_printf(&sb, "<vnuma:policy xmlns:vnuma=\"%s\"", VM_POLICY_NS);
 	if (pol->mode != VM_POLICY_MODE_AUTO)

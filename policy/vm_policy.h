@@ -48,6 +48,14 @@ void vm_policy_init_default(struct vm_policy *pol);
 int vm_policy_parse_xml(const char *xml, size_t len, struct vm_policy *pol, char *err,
                         size_t errlen);
 
+/*
+ * Check pol's nodes against a host of nr_nodes nodes (indexes 0..nr_nodes-1), which the parser
+ * cannot know: 0, or -EINVAL with a message naming the nodes outside the host and the host's
+ * nodes, such as: nodes="7": node 7 is not one of this host's nodes (0-3).  NODEMASK_ALL (the
+ * default, no nodes attribute) is always fine.
+ */
+int vm_policy_check_nodes(const struct vm_policy *pol, int nr_nodes, char *err, size_t errlen);
+
 /* Serialise pol as a policy element (only non-default attributes).  Returns a malloc'd string. */
 char *vm_policy_format_xml(const struct vm_policy *pol);
 

@@ -370,7 +370,7 @@ numad_bind(const struct snapshot *snap, const struct snap_vm *vm, const struct n
 {
 	uint64_t mbs[UTIL_MAX_NODES], moved = 0;
 	int nr = snap->nr_nodes, prev_from = -1;
-	char set[64];
+	char set[NODEMASK_STR_MAX];
 
 	nodemask_format(ch->nodes, set, sizeof(set));
 	memcpy(mbs, vm->resident_mib, (size_t)nr * sizeof(*mbs));

@@ -76,7 +76,7 @@ static_place(struct numad_node *view, const struct snapshot *snap, const struct 
 {
 	struct numad_choice ch;
 	struct plan_mem_bind *bind;
-	char set[64];
+	char set[NODEMASK_STR_MAX];
 
 	if (numad_pick_nodes(snap, view, NULL, (int64_t)vm->mem_mib, (int64_t)vm->nr_vcpus * 100,
 	                     false, &ch) != 0)

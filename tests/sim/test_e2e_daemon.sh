@@ -52,12 +52,13 @@ restore_on_exit = yes
 log_level = info
 EOF
 
-# Policy files: a pattern, a broken file, and a catch-all that must not override a VM's own
-# (host) policy nor a more specific file.
+# Policy files: a pattern, a broken file, one naming a node the 4-node host does not have,
+# and a catch-all that must not override a VM's own (host) policy nor a more specific file.
 mkdir "$D/policy.d"
 NS="xmlns:vnuma='http://vnumad.org/schemas/policy/1.0'"
 echo "<vnuma:policy $NS mode='advisory' priority='70'/>" >"$D/policy.d/batch-*.xml"
 echo "<vnuma:policy $NS mode='sideways'/>" >"$D/policy.d/jump-host.xml"
+echo "<vnuma:policy $NS nodes='7' priority='90'/>" >"$D/policy.d/db-billing.xml"
 echo "<vnuma:policy $NS priority='20'/>" >"$D/policy.d/*.xml"
 
 start_daemon() {
@@ -100,8 +101,8 @@ r2=$(rounds)
 l=$(jctl list)
 check "$l" '.vms | length == 8' "list: the default scenario starts with 8 VMs"
 check "$l" '[.vms[].name] | index("db-orders") != null' "list has db-orders"
-check "$l" 'all(.vms[] | select(.name | test("^(batch|jump)-") | not); .mode == "auto" and
-	.policy_ok == true)' "list: modes"
+check "$l" 'all(.vms[] | select(.name | test("^(batch|jump)-|^db-billing$") | not);
+	.mode == "auto" and .policy_ok == true)' "list: modes"
 
 v=$(jctl vminfo db-orders)
 check "$v" '.vcpus == 8 and .memory_mib == 32768' "vminfo: size"
@@ -151,6 +152,12 @@ check "$(jctl policy jump-host)" '.source == "file" and .policy_ok == false and
 check "$(jctl list)" '.vms[] | select(.name == "jump-host") | .policy_ok == false and
 	.mode == "auto"' "list: the broken file's VM runs on the default policy"
 ctl list | grep -q "jump-host.xml" || fail "list does not show the policy file's error"
+check "$(jctl policy db-billing)" '.source == "file" and .policy_ok == false and
+	(.policy_error | test("^db-billing.xml: nodes=\"7\": node 7 is not one of this host.s nodes [(]0-3[)]$")) and
+	.policy.nodes == "all" and .policy.priority == 50' \
+	"a policy file naming node 7 of 4: the default policy, with the error"
+check "$(jctl vminfo db-billing)" '.mode == "auto" and (.home | test("^[0-3]$"))' \
+	"a policy file naming node 7 of 4: the VM is placed on the host's nodes"
 
 # --- mutating commands -----------------------------------------------------------------------
 "$CTL" -c "$SOCK" events --follow >"$D/follow.out" 2>&1 &
@@ -166,6 +173,10 @@ check "$(jctl policy web1)" '.policy.mode == "auto"' "policy show"
 ctl policy web1 --mode bogus 2>"$D/err" && fail "a bad policy value was accepted"
 grep -q "mode" "$D/err" || fail "bad policy: the error does not name the attribute"
 ctl policy web1 --mode auto --config 2>"$D/err" && fail "--config accepted on the sim"
+ctl policy web1 --nodes 7 2>"$D/err" && fail "policy --nodes 7 accepted on a 4-node host"
+grep -q "nodes=\"7\": node 7 is not one of this host's nodes (0-3)" "$D/err" ||
+	fail "policy --nodes 7: the error does not name node 7 and the host's nodes: $(cat "$D/err")"
+check "$(jctl policy web1)" '.policy.nodes == "all"' "policy --nodes 7 stored nothing"
 
 home=$(jctl vminfo web1 | jq -r .home)
 other=$(( (home + 1) % 4 ))

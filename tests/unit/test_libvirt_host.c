@@ -38,6 +38,7 @@
 #include "agent/state.h"
 #include "host/host.h"
 #include "host/libvirt/lv_conn.h"
+#include "policy/engine.h"
 #include "policy/vm_policy.h"
 
 struct tree {
@@ -505,6 +506,79 @@ test_vcpu_node_follows_pin(void **state)
 	tree_remove(&t);
 }
 
+/*
+ * Domain metadata naming node 7 of the 2-node tree (a policy set with virsh, which knows no
+ * topology): through a daemon round, the VM has the default policy and shows why; a
+ * `vnumactl policy` change is refused while the stored nodes stay outside the host (nothing
+ * stored), and one that names the host's nodes replaces them.
+ */
+static void
+test_metadata_nodes_outside_host(void **state)
+{
+	const struct control_peer peer = {.may_write = true};
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct json_object *args, *data = NULL;
+	const struct snap_vm *vm;
+	struct vm_policy p;
+	char err[512];
+	struct tree t;
+	int id;
+
+	(void)state;
+	tree_make(&t, "test");
+	config_defaults(&d->cfg);
+	d->cfg.restore_on_exit = false;
+	snprintf(d->cfg.state_file, sizeof(d->cfg.state_file), "%s/state.json", t.dir);
+	d->host = host_open("test:///default", t.root);
+	d->backend = d->host->ops->name;
+	d->lock_fd = -1;
+	events_init(&d->events);
+	plan_init(&d->plan);
+	d->state = state_new();
+	d->bal = &vnumad_balancer_ops;
+	d->eng = d->bal->create(&(struct balancer_args){.seed = 1});
+	assert_int_equal(d->host->ops->snapshot(d->host, &d->snap), 0);
+	id = daemon_snap_vm(d, "test")->id;
+	assert_int_equal(
+	    d->host->ops->policy_persist(d->host, id, POLICY("nodes='7'"), true, false), 0);
+	assert_int_equal(daemon_round(d), 0);
+	assert_int_equal(daemon_round(d), 0);
+	assert_non_null(vm = daemon_snap_vm(d, "test"));
+	assert_int_equal(d->snap->nr_nodes, 2);
+	assert_false(vm->policy_ok);
+	assert_string_equal(vm->policy_error,
+	                    "domain metadata: nodes=\"7\": node 7 is not one of this host's nodes "
+	                    "(0-1)");
+	assert_true(vm->policy.nodes == NODEMASK_ALL);
+	assert_int_equal(vm->policy.mode, VM_POLICY_MODE_AUTO);
+
+	/* a change that keeps the stored nodes is refused, and nothing is stored */
+	args = json_object_new_object();
+	json_object_object_add(args, "vm", json_object_new_string("test"));
+	json_object_object_add(args, "priority", json_object_new_string("20"));
+	assert_int_equal(h_policy(d, NULL, &peer, args, &data, err, sizeof(err)),
+	                 PROTO_BAD_REQUEST);
+	assert_string_equal(err, "nodes=\"7\": node 7 is not one of this host's nodes (0-1)");
+	stored_policy(d->host, id, false, &p);
+	assert_true(p.nodes == nodemask_of(7));
+	assert_int_equal(p.priority, VM_POLICY_PRIORITY_DEF);
+	/* naming the host's nodes mends it */
+	json_object_object_add(args, "nodes", json_object_new_string("1"));
+	assert_int_equal(h_policy(d, NULL, &peer, args, &data, err, sizeof(err)), PROTO_OK);
+	json_object_put(data);
+	json_object_put(args);
+	stored_policy(d->host, id, false, &p);
+	assert_true(p.nodes == nodemask_of(1));
+	assert_int_equal(p.priority, 20);
+	assert_int_equal(daemon_round(d), 0);
+	assert_non_null(vm = daemon_snap_vm(d, "test"));
+	assert_true(vm->policy_ok);
+	assert_true(vm->policy.nodes == nodemask_of(1));
+	daemon_fini(d);
+	free(d);
+	tree_remove(&t);
+}
+
 static void
 test_open_fails(void **state)
 {
@@ -532,6 +606,7 @@ main(void)
 	    cmocka_unit_test(test_restore_emulator_to_config),
 	    cmocka_unit_test(test_vcpu_numbers_with_gap),
 	    cmocka_unit_test(test_open_fails),
+	    cmocka_unit_test(test_metadata_nodes_outside_host),
 	};
 	/* clang-format on */
 

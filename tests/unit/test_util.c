@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <string.h>
 
 #include "policy/util.h"
 
@@ -39,6 +40,42 @@ test_nodemask_rejects(void **state)
 	assert_int_equal(m, 42); /* untouched on error */
 }
 
+/*
+ * NODEMASK_STR_MAX holds every list of 64 nodes whole: the two longest forms, and seeded
+ * random masks (the seed is fixed, so a failure replays), each formatted and parsed back.
+ */
+static void
+test_nodemask_str_max(void **state)
+{
+	uint64_t pairs = 0, even = 0, m;
+	char buf[NODEMASK_STR_MAX];
+	struct util_rng rng;
+	size_t longest = 0;
+
+	(void)state;
+	for (int n = 0; n < UTIL_MAX_NODES; n++) {
+		pairs |= n % 3 != 2 ? nodemask_of(n) : 0; /* 0-1,3-4,...,60-61,63 */
+		even |= n % 2 == 0 ? nodemask_of(n) : 0;  /* 0,2,...,62 */
+	}
+	assert_int_equal(strlen(nodemask_format(pairs, buf, sizeof(buf))), 121);
+	assert_int_equal(nodemask_parse(buf, UTIL_MAX_NODES, &m), 0);
+	assert_true(m == pairs);
+	assert_int_equal(strlen(nodemask_format(even, buf, sizeof(buf))), 90);
+	assert_int_equal(nodemask_parse(buf, UTIL_MAX_NODES, &m), 0);
+	assert_true(m == even);
+	util_rng_seed(&rng, 64, 1);
+	for (int i = 0; i < 20000; i++) {
+		uint64_t r = (uint64_t)util_rng_u32(&rng) << 32 | util_rng_u32(&rng);
+
+		r = r ? r : 1;
+		nodemask_format(r, buf, sizeof(buf));
+		longest = strlen(buf) > longest ? strlen(buf) : longest;
+		assert_int_equal(nodemask_parse(buf, UTIL_MAX_NODES, &m), 0);
+		assert_true(m == r);
+	}
+	assert_true(longest < NODEMASK_STR_MAX);
+}
+
 static void
 test_rng_replays_and_poisson_mean(void **state)
 {
@@ -66,6 +103,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_nodemask_roundtrip),
 	    cmocka_unit_test(test_nodemask_rejects),
+	    cmocka_unit_test(test_nodemask_str_max),
 	    cmocka_unit_test(test_rng_replays_and_poisson_mean),
 	};
 

@@ -628,6 +628,45 @@ test_round_trip(void **state)
 	}
 }
 
+/* Nodes against a host: the message names the nodes outside it and the host's own. */
+static void
+test_check_nodes(void **state)
+{
+	static const struct {
+		uint64_t nodes;
+		int nr_nodes;
+		const char *want; /* NULL: fine */
+	} cases[] = {
+	    {NODEMASK_ALL, 4, NULL},
+	    {0xf, 4, NULL},
+	    {1u << 3, 4, NULL},
+	    {(uint64_t)1 << 63, 64, NULL},
+	    {NODEMASK_ALL, 1, NULL},
+	    {1u << 7, 4, "nodes=\"7\": node 7 is not one of this host's nodes (0-3)"},
+	    {(uint64_t)1 << 63, 4, "nodes=\"63\": node 63 is not one of this host's nodes (0-3)"},
+	    {0x3c, 4, "nodes=\"2-5\": nodes 4-5 are not among this host's nodes (0-3)"},
+	    {0x2, 1, "nodes=\"1\": node 1 is not one of this host's nodes (0)"},
+	    {0, 4, "nodes: the list is empty (this host's nodes are 0-3)"},
+	};
+	struct vm_policy p;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		vm_policy_init_default(&p);
+		p.nodes = cases[i].nodes;
+		strcpy(err, "untouched");
+		if (cases[i].want == NULL) {
+			assert_int_equal(
+			    vm_policy_check_nodes(&p, cases[i].nr_nodes, err, sizeof(err)), 0);
+			continue;
+		}
+		assert_int_equal(vm_policy_check_nodes(&p, cases[i].nr_nodes, err, sizeof(err)),
+		                 -EINVAL);
+		assert_string_equal(err, cases[i].want);
+	}
+}
+
 int
 main(void)
 {
@@ -651,6 +690,7 @@ main(void)
 	    cmocka_unit_test(test_format_escapes_group),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_check_nodes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

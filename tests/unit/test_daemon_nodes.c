@@ -1,0 +1,301 @@
+/*
+ * test_daemon_nodes.c - policies that name nodes the host does not have, through the daemon
+ * itself (agent/daemon.c, agent/handlers_vm.c) on the simulated host, each test with a daemon
+ * of its own in a fresh temporary directory (socket, state file, policy directory):
+ * - `vnumactl policy web1 --nodes 7` on the built-in 4-node host is refused with a message
+ *   naming node 7 and the host's nodes, and nothing is stored; a good list is taken;
+ * - a policy file web1.xml with nodes="7": the daemon runs on, web1 has the default policy
+ *   and shows the error (source file), and is placed on the host's nodes;
+ * - on a 64-node host, nodes 0,2,...,62 are shown whole and survive a second policy change
+ *   (which rebuilds the policy from its text form).
+ * The handlers are called as the control server calls them, with a peer that may write.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <json-c/json.h>
+
+#include "agent/config.h"
+#include "agent/daemon.h"
+#include "agent/handlers.h"
+#include "agent/log.h"
+#include "policy/engine.h"
+#include "policy/vm_policy.h"
+
+#define POLICY(attrs) "<vnuma:policy xmlns:vnuma='" VM_POLICY_NS "' " attrs "/>\n"
+/* Rounds run before looking: enough for every VM of the scenario to arrive and be placed. */
+#define ROUNDS 5
+
+struct tdaemon {
+	char dir[64];
+	struct daemon d;
+};
+
+static void
+put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * A daemon on the simulated host of scenario ("default": the built-in 4-node one), with
+ * policy file NAME.xml holding text when name is not NULL.
+ */
+static void
+tdaemon_start(struct tdaemon *t, const char *scenario, const char *name, const char *text)
+{
+	struct daemon *d = &t->d;
+	char path[PATH_MAX + 64], err[1024] = "";
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->dir, sizeof(t->dir), "/tmp/vnumad-dn-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	config_defaults(&d->cfg);
+	snprintf(d->cfg.socket_path, sizeof(d->cfg.socket_path), "%s/sock", t->dir);
+	snprintf(d->cfg.state_file, sizeof(d->cfg.state_file), "%s/state.json", t->dir);
+	snprintf(d->cfg.policy_dir, sizeof(d->cfg.policy_dir), "%s/policy.d", t->dir);
+	assert_int_equal(mkdir(d->cfg.policy_dir, 0700), 0);
+	if (name != NULL) {
+		snprintf(path, sizeof(path), "%s/%s.xml", d->cfg.policy_dir, name);
+		put_file(path, text);
+	}
+	d->lock_fd = -1;
+	d->simulate = true;
+	snprintf(d->scenario, sizeof(d->scenario), "%s", scenario);
+	d->speed = 1.0;
+	if (daemon_init(d, err, sizeof(err)) < 0)
+		fail_msg("daemon_init: %s", err);
+}
+
+static void
+tdaemon_stop(struct tdaemon *t)
+{
+	char cmd[128];
+
+	daemon_fini(&t->d);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Rounds as daemon_run() makes them: the host a second on, then observe-decide-act. */
+static void
+tdaemon_rounds(struct tdaemon *t, int n)
+{
+	struct host *h = t->d.host;
+
+	for (int i = 0; i < n; i++) {
+		assert_true(h->ops->advance(h, h->ops->now(h) + 1.0) >= 0);
+		assert_int_equal(daemon_round(&t->d), 0);
+	}
+}
+
+static const struct snap_vm *
+tdaemon_vm(const struct tdaemon *t, const char *name)
+{
+	const struct snap_vm *vm = daemon_snap_vm(&t->d, name);
+
+	assert_non_null(vm);
+	return vm;
+}
+
+/*
+ * `vnumactl policy VM --KEY VALUE`: the handler's status; the reply (put by the caller) in
+ * *data on success, else the message in err.
+ */
+static enum proto_status
+tdaemon_policy(struct tdaemon *t, const char *vm, const char *key, const char *value,
+               struct json_object **data, char *err, size_t errlen)
+{
+	const struct control_peer peer = {.may_write = true};
+	struct json_object *args = json_object_new_object();
+	enum proto_status st;
+
+	json_object_object_add(args, "vm", json_object_new_string(vm));
+	json_object_object_add(args, key, json_object_new_string(value));
+	*data = NULL;
+	err[0] = '\0';
+	st = h_policy(&t->d, NULL, &peer, args, data, err, errlen);
+	json_object_put(args);
+	return st;
+}
+
+static const char *
+json_str(struct json_object *o, const char *key)
+{
+	struct json_object *j;
+
+	assert_true(json_object_object_get_ex(o, key, &j));
+	return json_object_get_string(j);
+}
+
+static uint64_t
+engine_rejected(const struct tdaemon *t)
+{
+	struct engine_counters c;
+
+	engine_report_counters(t->d.eng, &c);
+	return c.vms_rejected;
+}
+
+/* Placed by the engine, on the host's nodes only. */
+static void
+assert_placed(const struct tdaemon *t, const struct snap_vm *vm)
+{
+	struct engine_vm_report r;
+
+	assert_int_equal(engine_report_vm(t->d.eng, vm->id, &r), 0);
+	assert_true(r.placed);
+	assert_true(r.home != 0 && (r.home & ~nodemask_all_of(t->d.snap->nr_nodes)) == 0);
+}
+
+static void
+assert_refused(struct tdaemon *t, const char *nodes, const char *want)
+{
+	struct json_object *data;
+	char err[512];
+
+	assert_int_equal(tdaemon_policy(t, "web1", "nodes", nodes, &data, err, sizeof(err)),
+	                 PROTO_BAD_REQUEST);
+	assert_null(data);
+	assert_string_equal(err, want);
+}
+
+static void
+test_request_refused(void **state)
+{
+	struct json_object *data;
+	struct tdaemon t;
+	char err[512];
+
+	(void)state;
+	tdaemon_start(&t, "default", NULL, NULL);
+	tdaemon_rounds(&t, ROUNDS);
+	assert_int_equal(t.d.snap->nr_nodes, 4);
+	assert_refused(&t, "7", "nodes=\"7\": node 7 is not one of this host's nodes (0-3)");
+	assert_refused(&t, "2-5", "nodes=\"2-5\": nodes 4-5 are not among this host's nodes (0-3)");
+	assert_refused(&t, "63", "nodes=\"63\": node 63 is not one of this host's nodes (0-3)");
+	/* nothing stored: not as the daemon's live policy, not in the policy in force */
+	assert_false(daemon_vm(&t.d, tdaemon_vm(&t, "web1")->id)->live_policy);
+	assert_true(tdaemon_vm(&t, "web1")->policy.nodes == NODEMASK_ALL);
+	tdaemon_rounds(&t, 2);
+	assert_true(tdaemon_vm(&t, "web1")->policy.nodes == NODEMASK_ALL);
+	assert_placed(&t, tdaemon_vm(&t, "web1"));
+
+	/* a list of the host's own nodes is taken */
+	assert_int_equal(tdaemon_policy(&t, "web1", "nodes", "3", &data, err, sizeof(err)),
+	                 PROTO_OK);
+	json_object_put(data);
+	tdaemon_rounds(&t, ROUNDS);
+	assert_true(tdaemon_vm(&t, "web1")->policy.nodes == nodemask_of(3));
+	assert_placed(&t, tdaemon_vm(&t, "web1"));
+	assert_int_equal(engine_rejected(&t), 0);
+	tdaemon_stop(&t);
+}
+
+static void
+test_policy_file_out_of_range(void **state)
+{
+	const char *want = "web1.xml: nodes=\"7\": node 7 is not one of this host's nodes (0-3)";
+	struct json_object *row;
+	const struct snap_vm *vm;
+	struct tdaemon t;
+
+	(void)state;
+	tdaemon_start(&t, "default", "web1", POLICY("nodes='7' priority='70'"));
+	tdaemon_rounds(&t, ROUNDS);
+	vm = tdaemon_vm(&t, "web1");
+	assert_false(vm->policy_ok);
+	assert_string_equal(vm->policy_error, want);
+	assert_string_equal(daemon_vm(&t.d, vm->id)->policy_source, "file");
+	/* the default policy, all of it (not the file's priority either) */
+	assert_int_equal(vm->policy.mode, VM_POLICY_MODE_AUTO);
+	assert_true(vm->policy.nodes == NODEMASK_ALL);
+	assert_int_equal(vm->policy.priority, VM_POLICY_PRIORITY_DEF);
+	assert_placed(&t, vm);
+	assert_int_equal(engine_rejected(&t), 0); /* the daemon caught it, not the engine */
+	/* list and vminfo show it */
+	row = handlers_vm_row(&t.d, vm);
+	assert_false(json_object_get_boolean(json_object_object_get(row, "policy_ok")));
+	assert_string_equal(json_str(row, "policy_error"), want);
+	json_object_put(row);
+	tdaemon_stop(&t);
+}
+
+/* A 64-node host of 1 CPU and 1 GiB per node with one 2-vCPU VM, v1. */
+static void
+write_64node_scenario(const char *path)
+{
+	put_file(path,
+	         "{\"name\": \"64nodes\", \"duration_s\": 60,\n"
+	         " \"host\": {\"nodes\": 64, \"cpus_per_node\": 1, \"memory_per_node_gib\": 1},\n"
+	         " \"vms\": [{\"name\": \"v1\", \"vcpus\": 2, \"memory_gib\": 0.5,\n"
+	         "           \"workload\": \"idle\"}]}\n");
+}
+
+static void
+test_64_nodes_round_trip(void **state)
+{
+	char even[NODEMASK_STR_MAX] = "", path[256], err[512];
+	uint64_t mask = 0;
+	struct json_object *data;
+	struct tdaemon t;
+	struct dvm *v;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/vnumad-dn-64nodes-%d.json", (int)getpid());
+	write_64node_scenario(path);
+	tdaemon_start(&t, path, NULL, NULL);
+	tdaemon_rounds(&t, 2);
+	assert_int_equal(t.d.snap->nr_nodes, 64);
+	for (int n = 0; n < 64; n += 2) {
+		snprintf(even + strlen(even), sizeof(even) - strlen(even), "%s%d", n ? "," : "", n);
+		mask |= nodemask_of(n);
+	}
+	assert_int_equal(tdaemon_policy(&t, "v1", "nodes", even, &data, err, sizeof(err)),
+	                 PROTO_OK);
+	assert_string_equal(json_str(json_object_object_get(data, "policy"), "nodes"), even);
+	assert_non_null(strstr(json_str(data, "policy_xml"), even));
+	json_object_put(data);
+
+	/* a second change starts from the first one's text: all 32 nodes stay */
+	assert_int_equal(tdaemon_policy(&t, "v1", "priority", "20", &data, err, sizeof(err)),
+	                 PROTO_OK);
+	assert_string_equal(json_str(json_object_object_get(data, "policy"), "nodes"), even);
+	json_object_put(data);
+	v = daemon_vm(&t.d, tdaemon_vm(&t, "v1")->id);
+	assert_true(v->policy.nodes == mask);
+	assert_int_equal(v->policy.priority, 20);
+	tdaemon_rounds(&t, 2);
+	assert_true(tdaemon_vm(&t, "v1")->policy.nodes == mask);
+	assert_int_equal(engine_rejected(&t), 0);
+	tdaemon_stop(&t);
+	unlink(path);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_request_refused),
+	    cmocka_unit_test(test_policy_file_out_of_range),
+	    cmocka_unit_test(test_64_nodes_round_trip),
+	};
+
+	log_init("test_daemon_nodes", LOG_LEVEL_WARN, LOG_TARGET_STDERR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
