@@ -243,7 +243,7 @@ engine_decide(void *state, const struct snapshot *snap, struct plan *plan)
 
 	if (e == NULL || snap->nr_nodes > UTIL_MAX_NODES)
 		return -EINVAL;
-	e->caps = snap->caps; /* what the host can do: the engine plans only that */
+	e->caps = snap->caps;            /* what the host can do: the engine plans only that */
 	snap = engine_validate(e, snap); /* from here on, no VM names a node the host lacks */
 	engine_observe(e, snap);
 	engine_nodes_init(e, snap);
