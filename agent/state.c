@@ -52,6 +52,14 @@
 
 /* ---- the in-memory set ----------------------------------------------------------------------- */
 
+/*
+ * The (vm, vcpu) index: open addressing with linear probing over a power-of-two number of
+ * slots, each 0 (empty) or an entry's position + 1.  Kept at most half full, so that a lookup
+ * probes a few slots whatever the number of entries; rebuilt whole after entries are removed
+ * (removal is a pass over all entries anyway).  Loading n entries is O(n), not O(n^2).
+ */
+#define STATE_INDEX_MIN_SLOTS 64
+
 struct state *
 state_new(void)
 {
@@ -64,7 +72,21 @@ state_free(struct state *st)
 	if (st == NULL)
 		return;
 	free(st->entries);
+	free(st->slots);
 	free(st);
+}
+
+/* FNV-1a over the name, then the vCPU number. */
+static uint64_t
+state_key_hash(const char *vm, int vcpu)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const unsigned char *p = (const unsigned char *)vm; *p != '\0'; p++)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	for (int i = 0; i < 4; i++)
+		h = (h ^ (((unsigned)vcpu >> (8 * i)) & 0xffu)) * 0x100000001b3ULL;
+	return h;
 }
 
 /* Does the recorded name rec match vm?  Whole names: a longer vm never matches. */
@@ -74,17 +96,54 @@ state_name_eq(const char *rec, const char *vm)
 	return strcmp(rec, vm) == 0;
 }
 
+/* The slot holding (vm, vcpu), or the empty slot where it would go.  Needs nr_slots > 0. */
+static size_t
+state_slot_of(const struct state *st, const char *vm, int vcpu)
+{
+	size_t mask = st->nr_slots - 1, i = (size_t)state_key_hash(vm, vcpu) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		const struct state_entry *e;
+
+		if (st->slots[i] == 0)
+			return i;
+		e = &st->entries[st->slots[i] - 1];
+		if (e->vcpu == vcpu && state_name_eq(e->vm, vm))
+			return i;
+	}
+}
+
+/* Index every entry anew, in at least the slots that nr entries need. */
+static void
+state_index_rebuild(struct state *st)
+{
+	size_t slots = STATE_INDEX_MIN_SLOTS;
+
+	while (slots < 2 * st->nr + 2)
+		slots *= 2;
+	if (slots != st->nr_slots) {
+		free(st->slots);
+		st->slots = xcalloc(slots, sizeof(*st->slots));
+		st->nr_slots = slots;
+	} else {
+		memset(st->slots, 0, slots * sizeof(*st->slots));
+	}
+	for (size_t i = 0; i < st->nr; i++)
+		st->slots[state_slot_of(st, st->entries[i].vm, st->entries[i].vcpu)] = i + 1;
+}
+
 const struct state_entry *
 state_find(const struct state *st, const char *vm, int vcpu)
 {
-	for (size_t i = 0; i < st->nr; i++) {
-		if (st->entries[i].vcpu == vcpu && state_name_eq(st->entries[i].vm, vm))
-			return &st->entries[i];
-	}
-	return NULL;
+	size_t slot;
+
+	if (st->nr == 0 || st->nr_slots == 0)
+		return NULL;
+	slot = state_slot_of(st, vm, vcpu);
+	return st->slots[slot] ? &st->entries[st->slots[slot] - 1] : NULL;
 }
 
-/* Add an entry without checking for an existing one. */
+/* Add an entry; the caller made sure there is none for (vm, vcpu). */
 static void
 state_append(struct state *st, const char *vm, int vm_id, int vcpu, int tid, uint64_t orig_nodes)
 {
@@ -98,6 +157,10 @@ state_append(struct state *st, const char *vm, int vm_id, int vcpu, int tid, uin
 	e->vcpu = vcpu;
 	e->tid = tid;
 	e->orig_nodes = orig_nodes;
+	if (2 * st->nr + 2 > st->nr_slots)
+		state_index_rebuild(st); /* doubles the slots: amortised O(1) per entry */
+	else
+		st->slots[state_slot_of(st, vm, vcpu)] = st->nr;
 }
 
 /* An empty orig_nodes is not recorded: there would be nothing to restore to. */
@@ -125,9 +188,11 @@ state_forget(struct state *st, const char *vm, int vcpu)
 			continue;
 		st->entries[kept++] = *e;
 	}
-	if (kept != st->nr)
-		st->dirty = true;
+	if (kept == st->nr)
+		return;
+	st->dirty = true;
 	st->nr = kept;
+	state_index_rebuild(st);
 }
 
 /* ---- loading --------------------------------------------------------------------------------- */

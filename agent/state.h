@@ -29,9 +29,11 @@ struct state_entry {
 };
 
 struct state {
-	struct state_entry *entries;
+	struct state_entry *entries; /* in the order recorded (or read) */
 	size_t nr, cap;
 	bool dirty;
+	size_t *slots; /* private to state.c: the (vm, vcpu) index over entries */
+	size_t nr_slots;
 };
 
 struct state *state_new(void);
