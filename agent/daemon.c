@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -336,6 +337,19 @@ daemon_host_open(struct daemon *d, char *err, size_t errlen)
 	return rc;
 }
 
+void
+daemon_state_load(struct daemon *d)
+{
+	char note[PATH_MAX + STATE_VM_NAME_MAX + 512], err[PATH_MAX + 256];
+
+	state_load_or_set_aside(d->cfg.state_file, &d->state, note, sizeof(note));
+	if (note[0] != '\0')
+		log_warnx("state file %s", note);
+	/* Entries taken from a file set aside: into a new file at once, not at the first pin. */
+	if (d->state->dirty && state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
+		log_warnx("%s", err);
+}
+
 int
 daemon_init(struct daemon *d, char *err, size_t errlen)
 {
@@ -348,9 +362,7 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	rc = state_lock(d->cfg.state_file, &d->lock_fd, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = state_load(d->cfg.state_file, &d->state, err, errlen);
-	if (rc < 0)
-		return rc;
+	daemon_state_load(d);
 	rc = policy_files_load(d->cfg.policy_dir, &d->pfiles, err, errlen);
 	if (rc < 0)
 		return rc;

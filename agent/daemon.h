@@ -93,6 +93,11 @@ struct daemon {
 
 /* Open the host backend d->simulate names (the simulator or this Linux machine). */
 int daemon_host_open(struct daemon *d, char *err, size_t errlen);
+/*
+ * Read the state file into d->state (the lock held): a file vnumad cannot use is set aside
+ * with a warning naming where it went (state_load_or_set_aside) and never stops a start.
+ */
+void daemon_state_load(struct daemon *d);
 /* Set up from an already parsed config: host backend, engine, state, lock, socket. */
 int daemon_init(struct daemon *d, char *err, size_t errlen);
 /* Run until SIGTERM/SIGINT (d->stop). */

@@ -231,9 +231,9 @@ vnumad_restore_only(struct daemon *d)
 
 	events_init(&d->events);
 	if (state_lock(d->cfg.state_file, &d->lock_fd, err, sizeof(err)) < 0 ||
-	    state_load(d->cfg.state_file, &d->state, err, sizeof(err)) < 0 ||
 	    daemon_host_open(d, err, sizeof(err)) < 0)
 		fatalx("%s", err);
+	daemon_state_load(d);
 	/* Let the host come up (the simulator starts its VMs on its first tick). */
 	d->host->ops->advance(d->host, d->host->ops->now(d->host) + 1.0);
 	d->host->ops->commit(d->host);

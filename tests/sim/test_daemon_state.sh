@@ -1,0 +1,116 @@
+#!/bin/sh
+# test_daemon_state.sh - vnumad's state file (original vCPU affinities) through the real daemon
+# on the simulated host, each run on a private socket and state file in a temporary directory:
+# - a state file of a newer version (and a malformed one) is set aside, named in a warning,
+#   and the daemon starts, keeping the entries it understands; so does --restore.
+# Needs jq.  Logs are kept only on failure.
+set -eu
+
+B=${VNUMAD_BINDIR:?}
+S=${VNUMAD_SRCDIR:?}
+VNUMAD=$B/agent/vnumad
+CTL=$B/agent/vnumactl
+D=$(mktemp -d "${TMPDIR:-/tmp}/vnumad-dstate.XXXXXX")
+PIDS=
+
+cleanup() {
+	rc=$?
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
+	if [ $rc -ne 0 ]; then
+		for f in "$D"/*.log; do
+			[ -e "$f" ] || continue
+			echo "--- $f ---"
+			cat "$f"
+		done
+	fi
+	rm -rf "$D"
+	exit $rc
+}
+trap cleanup EXIT INT TERM
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# A directory of its own for each case: DIR/vnumad.conf, DIR/state.json, DIR/sock.
+case_dir() {
+	C=$D/$1
+	mkdir -p "$C"
+	cat >"$C/vnumad.conf" <<EOF
+sample_period = 1s
+rebalance_period = 2s
+state_file = $C/state.json
+policy_dir = $C/policy.d
+restore_on_exit = yes
+log_level = info
+EOF
+	if [ $# -gt 1 ]; then printf '%s\n' "$2" >>"$C/vnumad.conf"; fi
+}
+
+# Start vnumad on case $C in the background; PID; wait until it answers.  Log: $C/daemon.log.
+start() {
+	"$VNUMAD" -f "$C/vnumad.conf" --simulate default --speed 10 --socket "$C/sock" \
+		--foreground >>"$D/$(basename "$C").log" 2>&1 &
+	PID=$!
+	PIDS="$PIDS $PID"
+	i=0
+	until "$CTL" -c "$C/sock" status >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "vnumad did not answer on $C/sock"
+		kill -0 "$PID" 2>/dev/null || fail "vnumad exited at start: $(tail -3 "$D/$(basename "$C").log")"
+		sleep 0.1
+	done
+}
+
+stop() {
+	kill -TERM "$PID"
+	wait "$PID" || fail "vnumad did not stop cleanly"
+}
+
+log_of() { cat "$D/$(basename "$C").log"; }
+entries() { jq '.vcpus | length' "$C/state.json"; }
+
+# ---- a newer version: set aside, the daemon starts with what it understands ----------------
+case_dir newer
+# db-orders vCPU 0 in version 1's shape (plus a field of the newer version); vCPU 1 not.
+cat >"$C/state.json" <<EOF
+{"version": 2, "written_by": "vnumad 9",
+ "vcpus": [{"vm": "db-orders", "vm_id": 1000, "vcpu": 0, "tid": 1, "orig_nodes": "1",
+            "orig_cpus": "16-31"},
+           {"vm": "db-orders", "vcpu": 1, "orig_cpus": "16-31"}]}
+EOF
+cp "$C/state.json" "$D/newer.orig"
+start
+bad=$(ls "$C" | grep '^state\.json\.v2\.[0-9]\{8\}T[0-9]\{6\}Z\.bad$') ||
+	fail "no state.json.v2.TIME.bad: $(ls "$C")"
+cmp -s "$C/$bad" "$D/newer.orig" || fail "the file set aside is not the original"
+log_of | grep "warning" | grep -q "$C/$bad" || fail "no warning naming $C/$bad"
+log_of | grep -q "1 of its 2 vCPU entries kept" || fail "the warning does not say what was kept"
+[ "$(jq .version "$C/state.json")" -eq 1 ] || fail "the new state file is not version 1"
+[ "$(jq '[.vcpus[] | select(.vm == "db-orders" and .vcpu == 0 and .orig_nodes == "1")] |
+	length' "$C/state.json")" -eq 1 ] || fail "the entry of version 1's shape was not kept"
+stop
+# The orderly stop put db-orders vCPU 0 back on node 1 (what the newer file recorded), then
+# every entry was done with.
+[ "$(entries)" -eq 0 ] || fail "restore_on_exit left entries"
+log_of | grep -q "restored the original affinity" || fail "no restore at the stop"
+
+# --restore takes the same way: set aside, the understood entries put back.
+case_dir newer-restore
+cp "$D/newer.orig" "$C/state.json"
+out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --restore 2>"$D/newer-restore.log") ||
+	fail "--restore with a newer state file failed: $out"
+echo "$out" | grep -q "restored 1 vCPUs" || fail "--restore: $out"
+ls "$C" | grep -q '^state\.json\.v2\..*\.bad$' || fail "--restore did not set the file aside"
+
+# A malformed file: set aside without a version in its name; the daemon starts empty.
+case_dir malformed
+printf '{"version": 1, "vcpus": [{"vm": "db-orders",' >"$C/state.json"
+start
+ls "$C" | grep -q '^state\.json\.[0-9]\{8\}T[0-9]\{6\}Z\.bad$' ||
+	fail "malformed: no state.json.TIME.bad: $(ls "$C")"
+log_of | grep -q "not valid JSON: truncated; set aside as" || fail "malformed: no warning"
+stop
+
+echo "daemon state: all checks passed"
