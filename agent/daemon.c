@@ -261,7 +261,7 @@ int
 daemon_round(struct daemon *d)
 {
 	double t0 = daemon_wall_s(), ms;
-	char err[256];
+	char err[PATH_MAX + 256];
 	int rc = daemon_observe(d);
 
 	if (rc < 0) {
@@ -277,7 +277,7 @@ daemon_round(struct daemon *d)
 	actions_apply(d, &d->plan);
 	d->host->ops->commit(d->host);
 	if (d->state->dirty && state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
-		log_warnx("%s", err);
+		log_vm_warnx(DAEMON_STATE_LOG_ID, d->snap->now_s, "%s", err);
 	ms = (daemon_wall_s() - t0) * 1000.0;
 	d->rounds++;
 	d->round_ms_sum += ms;

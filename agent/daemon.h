@@ -23,6 +23,12 @@
 struct control;
 struct state;
 
+/*
+ * The log_vm_warnx slot of the state file's warnings (no VM has id 0), so that a state
+ * directory that cannot be written is said once a minute, not every round.
+ */
+#define DAEMON_STATE_LOG_ID 0
+
 /* Per-VM counters (vmstat style, since the daemon met the VM). */
 struct dvm_counters {
 	uint64_t hint_faults, hint_faults_local;
@@ -86,6 +92,7 @@ struct daemon {
 	double round_ms_sum, round_ms_max;
 	uint64_t skipped[DSKIP_MAX];
 	uint64_t actions_refused;
+	uint64_t pins_unrecorded; /* pins skipped: their original affinity could not be saved */
 	struct dvm_counters total;
 	uint64_t watchdog_usec;
 	double last_watchdog_wall;

@@ -246,6 +246,8 @@ h_stats(HANDLER_ARGS)
 	json_object_object_add(o, "vms_skipped", skip);
 	json_object_object_add(o, "actions_refused",
 	                       json_object_new_int64((int64_t)d->actions_refused));
+	json_object_object_add(o, "pins_unrecorded",
+	                       json_object_new_int64((int64_t)d->pins_unrecorded));
 	*data = json_object_new_object();
 	json_object_object_add(*data, "counters", o);
 	return PROTO_OK;

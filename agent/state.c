@@ -184,6 +184,23 @@ state_forget(struct state *st, const char *vm, int vcpu)
 	state_index_rebuild(st);
 }
 
+struct state_mark
+state_mark(const struct state *st)
+{
+	return (struct state_mark){.nr = st->nr, .dirty = st->dirty};
+}
+
+/* Entries are kept in the order recorded: those recorded since m are the last ones. */
+void
+state_rollback(struct state *st, struct state_mark m)
+{
+	if (m.nr >= st->nr)
+		return;
+	st->nr = m.nr;
+	st->dirty = m.dirty;
+	state_index_rebuild(st);
+}
+
 /* ---- saving ---------------------------------------------------------------------------------- */
 
 /* The directory part of path ("." when there is none) into buf. */
@@ -318,6 +335,14 @@ state_save(struct state *st, const char *path, char *err, size_t errlen)
 	if (rc < 0)
 		goto out;
 	text = state_to_json(st);
+	if (strlen(text) + 1 > STATE_FILE_MAX_BYTES) {
+		/* Never record what the next start could not read back. */
+		util_errf(err, errlen,
+		          "%s: not saved: %zu entries make %zu bytes, more than the %d read", path,
+		          st->nr, strlen(text) + 1, STATE_FILE_MAX_BYTES);
+		free(text);
+		return -EFBIG;
+	}
 	tmp_left = true;
 	where = tmp;
 	rc = state_tmp_write(tmp, text, &what);
@@ -340,6 +365,8 @@ out:
 		util_errf(err, errlen, "%s %s: %s", what, where, strerror(-rc));
 		return rc;
 	}
+	for (size_t i = 0; i < st->nr; i++)
+		st->entries[i].saved = true;
 	st->dirty = false;
 	return 0;
 }

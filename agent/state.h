@@ -33,6 +33,11 @@ struct state_entry {
 	int vcpu;
 	int tid;
 	uint64_t orig_nodes; /* allowed node mask before vnumad first pinned it */
+	/*
+	 * In the file on disk: read from it, or written by the last state_save that succeeded.
+	 * vnumad changes a vCPU's affinity only once its entry is (agent/actions.c).
+	 */
+	bool saved;
 };
 
 struct state {
@@ -64,18 +69,33 @@ int state_load(const char *path, struct state **out, char *err, size_t errlen);
  * it stays, and *out->keep_file keeps state_save from replacing it.  Call with the lock held.
  */
 int state_load_or_set_aside(const char *path, struct state **out, char *note, size_t notelen);
-/* Write st to path atomically; 0, or -errno with a message (st stays dirty). */
+/*
+ * Write st to path atomically and mark every entry saved; 0, or -errno with a message (st
+ * stays dirty): -EFBIG when the file would be larger than STATE_FILE_MAX_BYTES, which
+ * state_load refuses, -EEXIST while st->keep_file.
+ */
 int state_save(struct state *st, const char *path, char *err, size_t errlen);
 /* A name longer than STATE_VM_NAME_MAX is never found (and never recorded). */
 const struct state_entry *state_find(const struct state *st, const char *vm, int vcpu);
 /*
- * Record vcpu's original mask unless already recorded; marks dirty when added.  Returns 0
+ * Record vcpu's original mask unless already recorded; marks dirty when added (not saved:
+ * state_save writes it).  Returns 0
  * (also when there is nothing to record: an empty name or mask), or -ENAMETOOLONG, recording
  * nothing, when vm is longer than STATE_VM_NAME_MAX bytes.
  */
 int state_record(struct state *st, const char *vm, int vm_id, int vcpu, int tid,
                  uint64_t orig_nodes);
 void state_forget(struct state *st, const char *vm, int vcpu); /* vcpu < 0: the whole VM */
+
+/* Where a set of entries stood, for undoing the state_record calls made since. */
+struct state_mark {
+	size_t nr;
+	bool dirty;
+};
+
+struct state_mark state_mark(const struct state *st);
+/* Forget the entries recorded since m was taken (no entry may have been forgotten since). */
+void state_rollback(struct state *st, struct state_mark m);
 
 /* Take an exclusive lock on path + ".lock"; -EBUSY with a message when another holds it. */
 int state_lock(const char *path, int *fd_out, char *err, size_t errlen);

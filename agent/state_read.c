@@ -340,6 +340,8 @@ state_read(const char *path, struct state **out, struct state_parse *p)
 		state_free(st);
 		return rc;
 	}
+	for (size_t i = 0; i < st->nr; i++)
+		st->entries[i].saved = true; /* read from the file: on disk */
 	st->dirty = false;
 	*out = st;
 	return 0;

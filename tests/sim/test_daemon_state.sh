@@ -2,7 +2,9 @@
 # test_daemon_state.sh - vnumad's state file (original vCPU affinities) through the real daemon
 # on the simulated host, each run on a private socket and state file in a temporary directory:
 # - a state file of a newer version (and a malformed one) is set aside, named in a warning,
-#   and the daemon starts, keeping the entries it understands; so does --restore.
+#   and the daemon starts, keeping the entries it understands; so does --restore;
+# - while no state file can be written nothing is pinned (counted, warned about once); once it
+#   can, every pinned vCPU is in the file before a kill -9.
 # Needs jq.  Logs are kept only on failure.
 set -eu
 
@@ -69,6 +71,22 @@ stop() {
 }
 
 log_of() { cat "$D/$(basename "$C").log"; }
+jctl() { "$CTL" -c "$C/sock" --json "$@"; }
+# jq_ok JSON EXPR DESCRIPTION
+jq_ok() {
+	printf '%s' "$1" | jq -e "$2" >/dev/null || fail "$3 (jq: $2) in: $(printf '%s' "$1" | head -c 400)"
+}
+# Wait (up to ~20 s) until the jq test WAIT_EXPR holds on a command's JSON.
+wait_for() {
+	i=0
+	while :; do
+		out=$(jctl "$@" 2>/dev/null || true)
+		if printf '%s' "$out" | jq -e "$WAIT_EXPR" >/dev/null 2>&1; then return 0; fi
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "timed out waiting for '$WAIT_EXPR' on '$*': $out"
+		sleep 0.1
+	done
+}
 entries() { jq '.vcpus | length' "$C/state.json"; }
 
 # ---- a newer version: set aside, the daemon starts with what it understands ----------------
@@ -112,5 +130,34 @@ ls "$C" | grep -q '^state\.json\.[0-9]\{8\}T[0-9]\{6\}Z\.bad$' ||
 	fail "malformed: no state.json.TIME.bad: $(ls "$C")"
 log_of | grep -q "not valid JSON: truncated; set aside as" || fail "malformed: no warning"
 stop
+
+# ---- the state directory cannot be written: nothing is pinned ------------------------------
+case_dir unwritable
+mkdir "$C/state.json.tmp" # open() refuses PATH.tmp, even to root: no state file can be written
+start
+sleep 2 # some 20 rounds of the simulated host
+st=$(jctl stats)
+jq_ok "$st" '.counters.pins_unrecorded > 0' "pins skipped are counted"
+jq_ok "$st" '.counters.vcpu_moves == 0' "no vCPU moved while no state could be written"
+[ "$(jctl events --limit 0 | jq '[.events[] | select(.kind == "pin")] | length')" -eq 0 ] ||
+	fail "vCPUs were pinned while their original affinity could not be written"
+n=$(log_of | grep -c 'state\.json\.tmp' || true)
+[ "$n" -ge 1 ] && [ "$n" -le 2 ] || fail "$n warnings about state.json.tmp in 20 rounds (want 1, rate-limited)"
+log_of | grep -q "vCPU pins skipped: their original affinity could not be recorded" ||
+	fail "no warning that pins were skipped"
+rmdir "$C/state.json.tmp"
+WAIT_EXPR='.counters.vcpu_moves > 0'
+wait_for stats
+# Every vCPU pinned so far is in the file on disk: a SIGKILL loses nothing.
+pins=$(jctl events --limit 0 | jq -c '[.events[] | select(.kind == "pin") |
+	{vm, vcpu: (.text | capture("vCPU (?<n>[0-9]+)").n | tonumber)}] | unique')
+kill -9 "$PID"
+wait "$PID" 2>/dev/null || true
+[ "$(printf '%s' "$pins" | jq length)" -gt 0 ] || fail "no pin events after the directory came back"
+jq -e --argjson p "$pins" '. as $s | $p | all(. as $x | $s.vcpus |
+	any(.vm == $x.vm and .vcpu == $x.vcpu))' "$C/state.json" >/dev/null ||
+	fail "pinned vCPUs missing from the state file after kill -9: $pins"
+out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --restore 2>>"$D/unwritable.log")
+echo "$out" | grep -q "restored [1-9][0-9]* vCPUs" || fail "--restore after kill -9: $out"
 
 echo "daemon state: all checks passed"

@@ -1,0 +1,337 @@
+/*
+ * test_daemon_state.c - the daemon's use of the state file (agent/actions.c, agent/daemon.c)
+ * against a stub host whose pin_vcpu records each call, fails as told per vCPU, and checks,
+ * at the moment of each pin, that the vCPU's original affinity is already in the state file
+ * on disk:
+ * - a pin whose original affinity cannot be saved (PATH.tmp a directory: the state directory
+ *   cannot be written) does not happen, for the plan's pins and an admin's alike; it is
+ *   counted, and nothing stays recorded; once the file can be written the pins go ahead, each
+ *   after its entry reached the disk, the plan's in one write.
+ * Files go to a mkdtemp directory.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "agent/daemon.h"
+#include "agent/state.h"
+#include "host/host.h"
+
+#define STUB_VM_ID 100
+#define STUB_VCPUS 4
+#define STUB_NODES 2
+#define STUB_PINS  64
+
+struct stub_pin {
+	int vm_id, vcpu;
+	uint64_t nodes;
+	bool on_disk; /* the vCPU's entry was in the state file when it was pinned */
+};
+
+struct stub {
+	struct host base; /* first: the daemon sees a struct host */
+	const char *state_file;
+	bool vm_gone;                 /* the VM is not in the snapshots */
+	int pin_rc[STUB_VCPUS];       /* what pin_vcpu returns, per vCPU */
+	uint64_t allowed[STUB_VCPUS]; /* each vCPU's allowed nodes in the snapshots */
+	struct stub_pin pins[STUB_PINS];
+	int nr_pins;
+};
+
+static struct stub *
+stub_of(struct host *h)
+{
+	return (struct stub *)h;
+}
+
+static void
+stub_close(struct host *h)
+{
+	(void)h; /* the test owns it */
+}
+
+static double
+stub_now(struct host *h)
+{
+	return 1000.0;
+}
+
+static int
+stub_advance(struct host *h, double until_s)
+{
+	return 0;
+}
+
+/* One VM "vm-a" of STUB_VCPUS vCPUs on STUB_NODES nodes of 2 CPUs, in mode auto. */
+static int
+stub_snapshot(struct host *h, struct snapshot **out)
+{
+	struct stub *s = stub_of(h);
+	int vcpus = STUB_VCPUS;
+	struct snapshot *snap =
+	    snapshot_new(STUB_NODES, 2 * STUB_NODES, s->vm_gone ? 0 : 1, &vcpus);
+
+	snap->now_s = stub_now(h);
+	for (int n = 0; n < STUB_NODES; n++) {
+		snap->nodes[n].id = n;
+		snap->nodes[n].nr_cpus = 2;
+		snap->cpu_node[2 * n] = snap->cpu_node[2 * n + 1] = n;
+	}
+	for (int i = 0; i < snap->nr_vms; i++) {
+		struct snap_vm *vm = &snap->vms[i];
+
+		vm->id = STUB_VM_ID;
+		snprintf(vm->name, sizeof(vm->name), "vm-a");
+		vm->policy.mode = VM_POLICY_MODE_AUTO;
+		for (int c = 0; c < vm->nr_vcpus; c++) {
+			vm->vcpus[c].tid = STUB_VM_ID + 1 + c;
+			vm->vcpus[c].allowed_nodes = s->allowed[c];
+			vm->vcpus[c].node = 0;
+		}
+	}
+	*out = snap;
+	return 0;
+}
+
+/* Is vm-a's vcpu in the state file on disk? */
+static bool
+stub_on_disk(const char *path, int vcpu)
+{
+	struct state *st = NULL;
+	char err[1024];
+	bool found;
+
+	if (state_load(path, &st, err, sizeof(err)) < 0)
+		return false;
+	found = state_find(st, "vm-a", vcpu) != NULL;
+	state_free(st);
+	return found;
+}
+
+static int
+stub_pin_vcpu(struct host *h, int vm_id, int vcpu, uint64_t nodes)
+{
+	struct stub *s = stub_of(h);
+
+	assert_true(s->nr_pins < STUB_PINS);
+	assert_true(vcpu >= 0 && vcpu < STUB_VCPUS);
+	s->pins[s->nr_pins++] =
+	    (struct stub_pin){vm_id, vcpu, nodes, stub_on_disk(s->state_file, vcpu)};
+	return s->pin_rc[vcpu];
+}
+
+static int
+stub_bind(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib, uint64_t nodes)
+{
+	return 0;
+}
+
+static int
+stub_move(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib, int from, int to,
+          uint64_t mib)
+{
+	return 0;
+}
+
+static int
+stub_sampling(struct host *h, int vm_id, double scan_mib_s)
+{
+	return 0;
+}
+
+static void
+stub_commit(struct host *h)
+{
+}
+
+static const char *
+stub_sampling_source(struct host *h, int vm_id, const char **reason)
+{
+	*reason = "stub";
+	return "fault-stats";
+}
+
+static const struct host_ops stub_ops = {
+    .name = "stub",
+    .close = stub_close,
+    .now = stub_now,
+    .advance = stub_advance,
+    .snapshot = stub_snapshot,
+    .pin_vcpu = stub_pin_vcpu,
+    .bind_memory = stub_bind,
+    .move_memory = stub_move,
+    .set_sampling = stub_sampling,
+    .commit = stub_commit,
+    .sampling_source = stub_sampling_source,
+};
+
+/* A daemon over a stub host, its state file in a fresh temporary directory. */
+struct fixture {
+	char dir[64];
+	char tmp[PATH_MAX + 8]; /* the state file's PATH.tmp */
+	struct stub stub;
+	struct daemon *d;
+};
+
+static int
+setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	const char *base = getenv("TMPDIR");
+	struct daemon *d;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "%s/vnumad-dst-XXXXXX", base && *base ? base : "/tmp");
+	assert_non_null(mkdtemp(f->dir));
+	f->stub.base.ops = &stub_ops;
+	for (int c = 0; c < STUB_VCPUS; c++)
+		f->stub.allowed[c] = 0x3; /* both nodes */
+	f->d = d = calloc(1, sizeof(*d));
+	assert_non_null(d);
+	snprintf(d->cfg.state_file, sizeof(d->cfg.state_file), "%s/state.json", f->dir);
+	snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", d->cfg.state_file);
+	f->stub.state_file = d->cfg.state_file;
+	d->host = &f->stub.base;
+	d->backend = "stub";
+	d->cfg.restore_on_exit = true;
+	d->lock_fd = -1;
+	events_init(&d->events);
+	plan_init(&d->plan);
+	d->state = state_new();
+	assert_int_equal(d->host->ops->snapshot(d->host, &d->snap), 0);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+	char p[PATH_MAX];
+
+	daemon_fini(f->d);
+	free(f->d);
+	rmdir(f->tmp);
+	snprintf(p, sizeof(p), "%s/state.json", f->dir);
+	unlink(p);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static struct snap_vm *
+vm_a(struct daemon *d)
+{
+	assert_int_equal(d->snap->nr_vms, 1);
+	return &d->snap->vms[0];
+}
+
+/* The state file as it is on disk (an empty state when there is none). */
+static struct state *
+on_disk(struct daemon *d)
+{
+	struct state *st = NULL;
+	char err[1024];
+
+	if (state_load(d->cfg.state_file, &st, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	return st;
+}
+
+/* A plan pinning every vCPU of vm-a to node 1. */
+static void
+plan_all_to_node1(struct daemon *d)
+{
+	plan_reset(&d->plan);
+	for (int c = 0; c < STUB_VCPUS; c++)
+		plan_add_pin(&d->plan, STUB_VM_ID, c, nodemask_of(1));
+}
+
+/*
+ * The state directory cannot be written (PATH.tmp is a directory, which open() refuses even
+ * to root): no pin happens, the plan's nor an admin's; each is counted and nothing stays
+ * recorded, in memory or on disk.  Once the file can be written the pins go ahead, each only
+ * after its entry reached the disk.
+ */
+static void
+test_pin_waits_for_the_disk(void **state)
+{
+	struct fixture *f = *state;
+	struct daemon *d = f->d;
+	struct state *st;
+
+	assert_int_equal(mkdir(f->tmp, 0700), 0);
+	assert_true(actions_pin(d, vm_a(d), 0, nodemask_of(1), "admin", "test") < 0);
+	assert_int_equal(f->stub.nr_pins, 0);
+	assert_int_equal(d->pins_unrecorded, 1);
+	assert_int_equal(d->state->nr, 0);
+	plan_all_to_node1(d);
+	actions_apply(d, &d->plan);
+	assert_int_equal(f->stub.nr_pins, 0);
+	assert_int_equal(d->pins_unrecorded, 1 + STUB_VCPUS);
+	assert_int_equal(d->state->nr, 0);
+	assert_int_equal(access(d->cfg.state_file, F_OK), -1);
+
+	assert_int_equal(rmdir(f->tmp), 0);
+	actions_apply(d, &d->plan);
+	assert_int_equal(f->stub.nr_pins, STUB_VCPUS);
+	for (int i = 0; i < f->stub.nr_pins; i++) {
+		if (!f->stub.pins[i].on_disk)
+			fail_msg("vCPU %d pinned before its original affinity was on disk",
+			         f->stub.pins[i].vcpu);
+		assert_true(f->stub.pins[i].nodes == nodemask_of(1));
+	}
+	assert_int_equal(d->pins_unrecorded, 1 + STUB_VCPUS);
+	st = on_disk(d);
+	assert_int_equal(st->nr, STUB_VCPUS);
+	assert_true(state_find(st, "vm-a", 3)->orig_nodes == 0x3);
+	state_free(st);
+
+	/* Recorded and on disk: a later pin needs no write, and one fails no more. */
+	assert_int_equal(mkdir(f->tmp, 0700), 0);
+	assert_int_equal(actions_pin(d, vm_a(d), 2, nodemask_of(0), "admin", "test"), 0);
+	assert_int_equal(f->stub.nr_pins, STUB_VCPUS + 1);
+	assert_int_equal(d->pins_unrecorded, 1 + STUB_VCPUS);
+}
+
+/* An admin's pin is written before it happens too, and a failed write rolls back only it. */
+static void
+test_admin_pin_written_first(void **state)
+{
+	struct fixture *f = *state;
+	struct daemon *d = f->d;
+	struct state *st;
+
+	assert_int_equal(actions_pin(d, vm_a(d), 1, nodemask_of(1), "admin", "test"), 0);
+	assert_int_equal(f->stub.nr_pins, 1);
+	assert_true(f->stub.pins[0].on_disk);
+	assert_int_equal(mkdir(f->tmp, 0700), 0);
+	assert_true(actions_pin(d, vm_a(d), 2, nodemask_of(1), "admin", "test") < 0);
+	assert_int_equal(f->stub.nr_pins, 1);
+	assert_int_equal(d->state->nr, 1);
+	assert_non_null(state_find(d->state, "vm-a", 1));
+	assert_false(d->state->dirty);
+	st = on_disk(d);
+	assert_int_equal(st->nr, 1);
+	state_free(st);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_pin_waits_for_the_disk, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_admin_pin_written_first, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
