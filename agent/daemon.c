@@ -304,6 +304,24 @@ daemon_group_gid(const char *name, gid_t *gid, char *err, size_t errlen)
 	return 0;
 }
 
+int
+daemon_config_check(const struct config *cfg, char *err, size_t errlen)
+{
+	char why[128];
+	gid_t gid;
+	int rc = daemon_group_gid(cfg->control_group, &gid, why, sizeof(why));
+
+	if (rc == 0)
+		return 0;
+	if (cfg->control_group_line > 0)
+		util_errf(err, errlen, "%s:%d: %s", cfg->path, cfg->control_group_line, why);
+	else if (cfg->path[0] != '\0')
+		util_errf(err, errlen, "%s: %s", cfg->path, why);
+	else
+		util_errf(err, errlen, "%s", why);
+	return rc;
+}
+
 static int
 daemon_open_control(struct daemon *d, char *err, size_t errlen)
 {
@@ -359,10 +377,17 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	events_init(&d->events);
 	plan_init(&d->plan);
 	d->lock_fd = -1;
+	/*
+	 * Everything that can fail comes before the state file is read: a start that fails
+	 * (another daemon on the socket, a missing control_group) leaves it as it is, and
+	 * daemon_fini restores nothing from it (d->started).
+	 */
 	rc = state_lock(d->cfg.state_file, &d->lock_fd, err, errlen);
 	if (rc < 0)
 		return rc;
-	daemon_state_load(d);
+	rc = daemon_config_check(&d->cfg, err, errlen);
+	if (rc < 0)
+		return rc;
 	rc = policy_files_load(d->cfg.policy_dir, &d->pfiles, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -376,8 +401,10 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	rc = daemon_open_control(d, err, errlen);
 	if (rc < 0)
 		return rc;
+	daemon_state_load(d);
 	d->watchdog_usec = sdnotify_watchdog_usec();
 	d->started_wall = daemon_wall_s();
+	d->started = true;
 	return 0;
 }
 
@@ -392,6 +419,8 @@ daemon_reload(struct daemon *d, char *err, size_t errlen)
 		config_defaults(&cfg);
 		rc = 0;
 	}
+	if (rc == 0)
+		rc = daemon_config_check(&cfg, err, errlen); /* what the next start would refuse */
 	if (rc < 0)
 		return rc;
 	/* The socket and the state file stay where they are until a restart. */
@@ -531,7 +560,7 @@ daemon_restore(struct daemon *d)
 void
 daemon_fini(struct daemon *d)
 {
-	if (d->host != NULL && d->state != NULL && d->cfg.restore_on_exit && d->state->nr > 0)
+	if (d->started && d->cfg.restore_on_exit && d->state->nr > 0)
 		daemon_restore(d);
 	if (d->ctl != NULL)
 		control_close(d->ctl);

@@ -79,6 +79,7 @@ struct daemon {
 	struct control *ctl;
 	struct state *state;
 	int lock_fd;
+	bool started; /* daemon_init succeeded: daemon_fini may restore (restore_on_exit) */
 	struct events events;
 	struct dvm *vms;
 	size_t nr_vms, cap_vms;
@@ -105,11 +106,22 @@ int daemon_host_open(struct daemon *d, char *err, size_t errlen);
  * with a warning naming where it went (state_load_or_set_aside) and never stops a start.
  */
 void daemon_state_load(struct daemon *d);
-/* Set up from an already parsed config: host backend, engine, state, lock, socket. */
+/*
+ * What a configuration needs of this host that config_load cannot tell: control_group names
+ * a group.  0, or -ENOENT with "FILE:LINE: message" in err.
+ */
+int daemon_config_check(const struct config *cfg, char *err, size_t errlen);
+/*
+ * Set up from an already parsed config: lock, host backend, engine, socket, then the state
+ * file.  On failure the state file has not been read, nor changed.
+ */
 int daemon_init(struct daemon *d, char *err, size_t errlen);
 /* Run until SIGTERM/SIGINT (d->stop). */
 int daemon_run(struct daemon *d);
-/* Orderly stop: restore (restore_on_exit), close the socket, free everything. */
+/*
+ * Orderly stop: restore (restore_on_exit, and only after a daemon_init that succeeded), close
+ * the socket, free everything.
+ */
 void daemon_fini(struct daemon *d);
 /* Put back every vCPU affinity recorded in the state file; returns how many, or -errno. */
 int daemon_restore(struct daemon *d);

@@ -154,14 +154,15 @@ vnumad_parse(int argc, char **argv, struct vnumad_opts *o)
 	}
 }
 
-/* -n: check a configuration file and exit. */
+/* -n: check a configuration file, and what it names on this host (control_group), and exit. */
 static int
 vnumad_check(const char *path)
 {
 	struct config cfg;
 	char err[8192];
 
-	if (config_load(path, &cfg, err, sizeof(err)) < 0) {
+	if (config_load(path, &cfg, err, sizeof(err)) < 0 ||
+	    daemon_config_check(&cfg, err, sizeof(err)) < 0) {
 		fputs(err, stderr);
 		if (err[0] && err[strlen(err) - 1] != '\n')
 			fputc('\n', stderr);

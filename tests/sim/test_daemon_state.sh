@@ -4,7 +4,9 @@
 # - a state file of a newer version (and a malformed one) is set aside, named in a warning,
 #   and the daemon starts, keeping the entries it understands; so does --restore;
 # - while no state file can be written nothing is pinned (counted, warned about once); once it
-#   can, every pinned vCPU is in the file before a kill -9.
+#   can, every pinned vCPU is in the file before a kill -9;
+# - a start that fails (socket served by another daemon, control_group naming no group, which
+#   vnumad -n reports) leaves the state file untouched.
 # Needs jq.  Logs are kept only on failure.
 set -eu
 
@@ -159,5 +161,40 @@ jq -e --argjson p "$pins" '. as $s | $p | all(. as $x | $s.vcpus |
 	fail "pinned vCPUs missing from the state file after kill -9: $pins"
 out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --restore 2>>"$D/unwritable.log")
 echo "$out" | grep -q "restored [1-9][0-9]* vCPUs" || fail "--restore after kill -9: $out"
+
+# ---- a start that fails leaves the state file as it was ------------------------------------
+# Entries a crashed daemon left: the next start must keep them until it runs.
+crashed_state() {
+	cat >"$C/state.json" <<EOF
+{"version": 1, "vcpus": [{"vm": "db-orders", "vm_id": 1000, "vcpu": 0, "tid": 1,
+  "orig_nodes": "0-3"}, {"vm": "web1", "vm_id": 1001, "vcpu": 1, "tid": 2, "orig_nodes": "2"}]}
+EOF
+	cp "$C/state.json" "$C.orig"
+}
+case_dir running
+start
+running_sock=$C/sock
+running_pid=$PID
+# Another daemon answers on the socket: this one refuses to start, its state file untouched.
+case_dir second
+crashed_state
+"$VNUMAD" -f "$C/vnumad.conf" --simulate default --socket "$running_sock" --foreground \
+	>>"$D/second.log" 2>&1 && fail "a daemon started on a socket another one serves"
+cmp -s "$C/state.json" "$C.orig" || fail "a start refused (socket served) changed the state file"
+PID=$running_pid
+C=$D/running
+stop
+
+# control_group naming no group: vnumad -n says so, with file:line, and a start fails as
+# above, the state file untouched.
+case_dir nogroup "control_group = vnumad-no-such-group"
+crashed_state
+"$VNUMAD" -n "$C/vnumad.conf" >"$D/nogroup.out" 2>&1 &&
+	fail "vnumad -n accepted a control_group that names no group: $(cat "$D/nogroup.out")"
+grep -q "vnumad.conf:[0-9]*: control_group: no group 'vnumad-no-such-group'" "$D/nogroup.out" ||
+	fail "vnumad -n: $(cat "$D/nogroup.out")"
+"$VNUMAD" -f "$C/vnumad.conf" --simulate default --socket "$C/sock" --foreground \
+	>>"$D/nogroup.log" 2>&1 && fail "a daemon started with a control_group that names no group"
+cmp -s "$C/state.json" "$C.orig" || fail "a start refused (control_group) changed the state file"
 
 echo "daemon state: all checks passed"
