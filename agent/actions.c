@@ -194,6 +194,30 @@ actions_pin(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t nodes
 	return actions_pin_apply(d, vm, vcpu, nodes, rule, why);
 }
 
+int
+actions_put_back(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t orig_nodes,
+                 bool *widened)
+{
+	uint64_t nodes = orig_nodes;
+	char buf[32];
+
+	*widened = false;
+	if (vcpu < 0 || vcpu >= vm->nr_vcpus)
+		return -ENOENT; /* the VM has no such vCPU (any more) */
+	if (nodes != NODEMASK_ALL && !actions_nodes_ok(d, nodes)) {
+		/* Recorded on another topology (or machine): every node is the best guess. */
+		*widened = true;
+		log_vm_warnx(
+		    vm->id, d->snap->now_s,
+		    "%s vCPU %d: its recorded nodes %s are not all on this host (%d nodes): "
+		    "put back on every node",
+		    vm->name, vcpu, nodemask_format(orig_nodes, buf, sizeof(buf)),
+		    d->snap->nr_nodes);
+		nodes = NODEMASK_ALL;
+	}
+	return d->host->ops->pin_vcpu(d->host, vm->id, vcpu, nodes);
+}
+
 /* May the plan's pin p be carried out (the VM present, acting, the pin well-formed)? */
 static const struct snap_vm *
 actions_pin_allowed(const struct daemon *d, const struct plan_pin *p)

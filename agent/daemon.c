@@ -28,6 +28,8 @@
 #define DAEMON_POLL_MAX_MS 500
 /* Pages of 4 KiB in a MiB (counters are in pages, as vmstat's). */
 #define DAEMON_PAGES_PER_MIB 256
+/* Failed restores said one by one at exit; the rest are counted. */
+#define DAEMON_RESTORE_SAY_MAX 10
 /* Rounds between STATUS= updates to systemd. */
 #define DAEMON_STATUS_EVERY 10
 
@@ -529,31 +531,79 @@ daemon_run(struct daemon *d)
 	return 0;
 }
 
+/* The snapshot's VM named name (by name only: state entries are kept by name), or NULL. */
+static const struct snap_vm *
+daemon_snap_vm_named(const struct daemon *d, const char *name, const struct snap_vm *hint)
+{
+	if (hint != NULL && strcmp(hint->name, name) == 0)
+		return hint; /* a VM's entries mostly follow one another */
+	for (int i = 0; i < d->snap->nr_vms; i++)
+		if (strcmp(d->snap->vms[i].name, name) == 0)
+			return &d->snap->vms[i];
+	return NULL;
+}
+
+/*
+ * Put entry e back; whether to keep it (the pin failed other than by the VM or vCPU being
+ * gone).  Counts into *restored and *widened; says why for the first DAEMON_RESTORE_SAY_MAX
+ * failures.
+ */
+static bool
+daemon_restore_entry(struct daemon *d, const struct state_entry *e, const struct snap_vm *vm,
+                     int *restored, int *widened, size_t *failed)
+{
+	char buf[32];
+	bool wide;
+	int rc;
+
+	if (vm == NULL)
+		return false; /* gone: nothing to put back */
+	rc = actions_put_back(d, vm, e->vcpu, e->orig_nodes, &wide);
+	if (rc == -ESRCH || rc == -ENOENT)
+		return false;
+	if (rc == 0) {
+		(*restored)++;
+		*widened += wide;
+		return false;
+	}
+	if ((*failed)++ < DAEMON_RESTORE_SAY_MAX)
+		log_warnx("%s vCPU %d: cannot put it back on nodes %s: %s (kept in %s)", e->vm,
+		          e->vcpu, nodemask_format(e->orig_nodes, buf, sizeof(buf)), strerror(-rc),
+		          d->cfg.state_file);
+	return true;
+}
+
 int
 daemon_restore(struct daemon *d)
 {
-	char err[256];
-	int restored = 0;
+	char err[PATH_MAX + 256];
+	const struct snap_vm *vm = NULL;
+	int restored = 0, widened = 0;
+	size_t failed = 0;
+	bool *keep;
 
 	if (d->snap == NULL && daemon_observe(d) < 0)
 		return -EIO;
+	keep = xcalloc(d->state->nr + 1, sizeof(*keep));
 	for (size_t i = 0; i < d->state->nr; i++) {
 		const struct state_entry *e = &d->state->entries[i];
-		const struct snap_vm *vm = daemon_snap_vm(d, e->vm);
 
-		if (vm == NULL || e->vcpu >= vm->nr_vcpus)
-			continue; /* gone: nothing to put back */
-		if (d->host->ops->pin_vcpu(d->host, vm->id, e->vcpu, e->orig_nodes) == 0)
-			restored++;
+		vm = daemon_snap_vm_named(d, e->vm, vm);
+		keep[i] = daemon_restore_entry(d, e, vm, &restored, &widened, &failed);
 	}
 	/* The end of a round of pins: libvirt's backend puts each VM's emulator threads back on
 	 * the union of its vCPUs' nodes, as it does after vnumad's own pins. */
 	d->host->ops->commit(d->host);
-	d->state->nr = 0; /* all put back (or gone) */
-	d->state->dirty = true;
-	if (state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
+	state_retain(d->state, keep);
+	free(keep);
+	if (d->state->dirty && state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
 		log_warnx("%s", err);
-	log_info("restored the original affinity of %d vCPUs", restored);
+	log_info("restored the original affinity of %d vCPUs%s", restored,
+	         widened ? " (some on every node: see above)" : "");
+	if (failed > 0)
+		log_warnx("%zu vCPUs could not be put back; their entries stay in %s for the next "
+		          "restore (vnumad --restore, or the next stop)",
+		          failed, d->cfg.state_file);
 	return restored;
 }
 

@@ -123,7 +123,12 @@ int daemon_run(struct daemon *d);
  * the socket, free everything.
  */
 void daemon_fini(struct daemon *d);
-/* Put back every vCPU affinity recorded in the state file; returns how many, or -errno. */
+/*
+ * Put back every vCPU affinity recorded in the state file (actions_put_back) and save it.  An
+ * entry is forgotten when its vCPU is back or gone (VM or vCPU no longer there, -ESRCH,
+ * -ENOENT); one whose pin failed otherwise stays in d->state and the file, reported, for the
+ * next restore.  Returns how many were put back, or -errno when the host cannot be observed.
+ */
 int daemon_restore(struct daemon *d);
 
 /* One observe-decide-act-record round. */
@@ -142,6 +147,15 @@ const char *daemon_vm_mode_name(const struct daemon *d, const struct snap_vm *vm
 void actions_apply(struct daemon *d, const struct plan *plan);
 int actions_pin(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t nodes,
                 const char *rule, const char *why);
+/*
+ * Pin vm's vcpu back to orig_nodes, the affinity recorded before vnumad first pinned it
+ * (NODEMASK_ALL: every node).  A mask with nodes this host does not have (recorded on another
+ * topology) puts it on every node instead, with a warning (rate-limited per VM), and *widened.  0,
+ * or the host's -errno (-ESRCH/-ENOENT: the VM or vCPU is gone).  The caller forgets or keeps the
+ * entry.
+ */
+int actions_put_back(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t orig_nodes,
+                     bool *widened);
 
 /* agent/handlers.c: the control commands. */
 extern const struct control_command daemon_commands[];

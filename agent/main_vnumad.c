@@ -223,11 +223,12 @@ vnumad_daemonize(void)
 	}
 }
 
-/* --restore: put back every recorded affinity and exit. */
+/* --restore: put back every recorded affinity and exit; 1 when some could not be. */
 static int
 vnumad_restore_only(struct daemon *d)
 {
 	char err[1024];
+	size_t kept;
 	int n;
 
 	events_init(&d->events);
@@ -240,9 +241,12 @@ vnumad_restore_only(struct daemon *d)
 	d->host->ops->commit(d->host);
 	n = daemon_restore(d);
 	printf("restored %d vCPUs\n", n < 0 ? 0 : n);
+	kept = n < 0 ? 0 : d->state->nr;
+	if (kept > 0)
+		printf("%zu vCPUs could not be restored: kept in %s\n", kept, d->cfg.state_file);
 	d->cfg.restore_on_exit = false;
 	daemon_fini(d);
-	return n < 0 ? 1 : 0;
+	return n < 0 || kept > 0 ? 1 : 0;
 }
 
 int

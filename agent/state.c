@@ -184,6 +184,21 @@ state_forget(struct state *st, const char *vm, int vcpu)
 	state_index_rebuild(st);
 }
 
+void
+state_retain(struct state *st, const bool *keep)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < st->nr; i++)
+		if (keep[i])
+			st->entries[kept++] = st->entries[i];
+	if (kept == st->nr)
+		return;
+	st->dirty = true;
+	st->nr = kept;
+	state_index_rebuild(st);
+}
+
 struct state_mark
 state_mark(const struct state *st)
 {

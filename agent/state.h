@@ -87,6 +87,9 @@ int state_record(struct state *st, const char *vm, int vm_id, int vcpu, int tid,
                  uint64_t orig_nodes);
 void state_forget(struct state *st, const char *vm, int vcpu); /* vcpu < 0: the whole VM */
 
+/* Keep the entries i with keep[i] (st->nr of them), in their order; forget the others. */
+void state_retain(struct state *st, const bool *keep);
+
 /* Where a set of entries stood, for undoing the state_record calls made since. */
 struct state_mark {
 	size_t nr;

@@ -6,7 +6,9 @@
 # - while no state file can be written nothing is pinned (counted, warned about once); once it
 #   can, every pinned vCPU is in the file before a kill -9;
 # - a start that fails (socket served by another daemon, control_group naming no group, which
-#   vnumad -n reports) leaves the state file untouched.
+#   vnumad -n reports) leaves the state file untouched;
+# - an entry whose nodes the host does not have is put back on every node, with a warning.
+# Pins back that fail are tested in tests/unit/test_daemon_state.c (the simulator's never do).
 # Needs jq.  Logs are kept only on failure.
 set -eu
 
@@ -196,5 +198,18 @@ grep -q "vnumad.conf:[0-9]*: control_group: no group 'vnumad-no-such-group'" "$D
 "$VNUMAD" -f "$C/vnumad.conf" --simulate default --socket "$C/sock" --foreground \
 	>>"$D/nogroup.log" 2>&1 && fail "a daemon started with a control_group that names no group"
 cmp -s "$C/state.json" "$C.orig" || fail "a start refused (control_group) changed the state file"
+
+# ---- an entry recorded with nodes this host does not have goes back on every node ----------
+case_dir foreign
+cat >"$C/state.json" <<EOF
+{"version": 1, "vcpus": [{"vm": "db-orders", "vm_id": 1000, "vcpu": 0, "tid": 1,
+  "orig_nodes": "0-7"}]}
+EOF
+out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --restore 2>"$D/foreign.log") ||
+	fail "--restore of a foreign entry: $out"
+echo "$out" | grep -q "restored 1 vCPUs" || fail "--restore of a foreign entry: $out"
+grep -q "db-orders vCPU 0: its recorded nodes 0-7 are not all on this host (4 nodes): put back on every node" \
+	"$D/foreign.log" || fail "no warning that a vCPU went back on every node"
+[ "$(entries)" -eq 0 ] || fail "the foreign entry stayed"
 
 echo "daemon state: all checks passed"

@@ -6,7 +6,11 @@
  * - a pin whose original affinity cannot be saved (PATH.tmp a directory: the state directory
  *   cannot be written) does not happen, for the plan's pins and an admin's alike; it is
  *   counted, and nothing stays recorded; once the file can be written the pins go ahead, each
- *   after its entry reached the disk, the plan's in one write.
+ *   after its entry reached the disk, the plan's in one write;
+ * - the restore at exit (daemon_restore) and `vnumactl unpin` (h_unpin) forget an entry only
+ *   when its vCPU is back or gone (VM, vCPU or thread: -ESRCH/-ENOENT); one whose pin failed
+ *   otherwise stays, in memory and on disk, reported, and is put back by the next try;
+ * - a recorded mask with nodes the host does not have puts the vCPU on every node.
  * Files go to a mkdtemp directory.
  */
 #include <errno.h>
@@ -22,7 +26,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <json-c/json.h>
+
 #include "agent/daemon.h"
+#include "agent/handlers.h"
 #include "agent/state.h"
 #include "host/host.h"
 
@@ -325,12 +332,132 @@ test_admin_pin_written_first(void **state)
 	state_free(st);
 }
 
+/* vm-a's vCPUs recorded as pinned from orig (per vCPU), saved, and known to the daemon. */
+static void
+record_all(struct daemon *d, const uint64_t *orig)
+{
+	char err[1024];
+
+	for (int c = 0; c < STUB_VCPUS; c++)
+		assert_int_equal(
+		    state_record(d->state, "vm-a", STUB_VM_ID, c, STUB_VM_ID + 1 + c, orig[c]), 0);
+	assert_int_equal(state_save(d->state, d->cfg.state_file, err, sizeof(err)), 0);
+	d->vms = calloc(1, sizeof(*d->vms));
+	assert_non_null(d->vms);
+	d->nr_vms = d->cap_vms = 1;
+	d->vms[0].id = STUB_VM_ID;
+	snprintf(d->vms[0].name, sizeof(d->vms[0].name), "vm-a");
+	d->vms[0].nr_vcpus = STUB_VCPUS;
+	d->vms[0].admin_pinned = true;
+}
+
+/* The nodes of the last pin of vCPU vcpu, or 0 when there was none. */
+static uint64_t
+last_pin(const struct stub *s, int vcpu)
+{
+	for (int i = s->nr_pins - 1; i >= 0; i--)
+		if (s->pins[i].vcpu == vcpu)
+			return s->pins[i].nodes;
+	return 0;
+}
+
+/*
+ * vCPU 1's pin back fails (-EPERM): its entry stays, in memory and on disk.  vCPU 2's thread
+ * is gone (-ESRCH), and so are a VM and a vCPU number the host no longer has: forgotten.
+ * vCPU 3 was recorded with nodes 0-7 on this 2-node host: put back on every node.  A second
+ * restore, when the pin works, puts vCPU 1 back and empties the file.
+ */
+static void
+test_restore_keeps_what_failed(void **state)
+{
+	static const uint64_t orig[STUB_VCPUS] = {0x1, 0x2, 0x3, 0xff};
+	struct fixture *f = *state;
+	struct daemon *d = f->d;
+	struct state *st;
+
+	record_all(d, orig);
+	state_record(d->state, "vm-gone", 7, 0, 8, 0x1);
+	state_record(d->state, "vm-a", STUB_VM_ID, STUB_VCPUS + 3, 9, 0x1);
+	f->stub.pin_rc[1] = -EPERM;
+	f->stub.pin_rc[2] = -ESRCH;
+	assert_int_equal(daemon_restore(d), 2);
+	assert_true(last_pin(&f->stub, 0) == 0x1);
+	assert_true(last_pin(&f->stub, 1) == 0x2);
+	assert_true(last_pin(&f->stub, 3) == NODEMASK_ALL);
+	assert_int_equal(d->state->nr, 1);
+	assert_non_null(state_find(d->state, "vm-a", 1));
+	st = on_disk(d);
+	assert_int_equal(st->nr, 1);
+	assert_true(state_find(st, "vm-a", 1)->orig_nodes == 0x2);
+	state_free(st);
+
+	f->stub.pin_rc[1] = 0;
+	f->stub.nr_pins = 0;
+	assert_int_equal(daemon_restore(d), 1);
+	assert_int_equal(f->stub.nr_pins, 1);
+	assert_true(last_pin(&f->stub, 1) == 0x2);
+	assert_int_equal(d->state->nr, 0);
+	st = on_disk(d);
+	assert_int_equal(st->nr, 0);
+	state_free(st);
+}
+
+/* `vnumactl unpin vm-a`, through the handler; the reply's status and err. */
+static enum proto_status
+unpin(struct daemon *d, char *err, size_t errlen)
+{
+	const struct control_peer peer = {.may_write = true};
+	struct json_object *args = json_object_new_object(), *data = NULL;
+	enum proto_status st;
+
+	json_object_object_add(args, "vm", json_object_new_string("vm-a"));
+	err[0] = '\0';
+	st = h_unpin(d, NULL, &peer, args, &data, err, errlen);
+	json_object_put(data);
+	json_object_put(args);
+	return st;
+}
+
+/*
+ * An unpin whose pin back fails for vCPU 1 says so and keeps that vCPU's entry (and the VM
+ * hands-off, as it is still pinned); the gone vCPU 2 and the others are forgotten; vCPU 3,
+ * recorded with nodes this host lacks, goes to every node.  Unpinned again once the pin works.
+ */
+static void
+test_unpin_keeps_what_failed(void **state)
+{
+	static const uint64_t orig[STUB_VCPUS] = {0x1, 0x2, 0x3, 0xff};
+	struct fixture *f = *state;
+	struct daemon *d = f->d;
+	char err[512];
+
+	record_all(d, orig);
+	f->stub.pin_rc[1] = -EPERM;
+	f->stub.pin_rc[2] = -ESRCH;
+	assert_int_equal(unpin(d, err, sizeof(err)), PROTO_INTERNAL);
+	if (strstr(err, "vCPU 1") == NULL || strstr(err, strerror(EPERM)) == NULL)
+		fail_msg("err: %s", err);
+	assert_int_equal(d->state->nr, 1);
+	assert_true(state_find(d->state, "vm-a", 1)->orig_nodes == 0x2);
+	assert_true(last_pin(&f->stub, 0) == 0x1);
+	assert_true(last_pin(&f->stub, 3) == NODEMASK_ALL);
+	assert_true(d->vms[0].admin_pinned);
+
+	f->stub.pin_rc[1] = 0;
+	assert_int_equal(unpin(d, err, sizeof(err)), PROTO_OK);
+	assert_true(last_pin(&f->stub, 1) == 0x2);
+	assert_int_equal(d->state->nr, 0);
+	assert_false(d->vms[0].admin_pinned);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_pin_waits_for_the_disk, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_admin_pin_written_first, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_restore_keeps_what_failed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unpin_keeps_what_failed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
