@@ -564,6 +564,7 @@ config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 		goto out;
 	}
 	snprintf(cp->cfg.path, sizeof(cp->cfg.path), "%s", path);
+	cp->cfg.control_group_line = cp->line_of[KEY_CONTROL_GROUP];
 	*cfg = cp->cfg;
 out:
 	config_err_finish(cp);

@@ -31,6 +31,7 @@ struct config {
 	char socket_path[108];      /* socket, default /run/vnumad/vnumad.sock */
 	mode_t socket_mode;         /* socket_mode, octal, default 0660 */
 	char control_group[64];     /* control_group, default "" (root only) */
+	int control_group_line;     /* the line it was set on, for messages; 0 = not set */
 	char state_file[PATH_MAX];  /* state_file, default /var/lib/vnumad/state.json */
 	bool restore_on_exit;       /* restore_on_exit, yes|no, default yes */
 	int log_level;              /* log_level: error|warning|info|debug, default info */

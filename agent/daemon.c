@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -27,6 +28,8 @@
 #define DAEMON_POLL_MAX_MS 500
 /* Pages of 4 KiB in a MiB (counters are in pages, as vmstat's). */
 #define DAEMON_PAGES_PER_MIB 256
+/* Failed restores said one by one at exit; the rest are counted. */
+#define DAEMON_RESTORE_SAY_MAX 10
 /* Rounds between STATUS= updates to systemd. */
 #define DAEMON_STATUS_EVERY 10
 
@@ -296,7 +299,7 @@ int
 daemon_round(struct daemon *d)
 {
 	double t0 = daemon_wall_s(), ms;
-	char err[256];
+	char err[PATH_MAX + 256];
 	int rc = daemon_observe(d);
 
 	if (rc < 0) {
@@ -312,7 +315,7 @@ daemon_round(struct daemon *d)
 	actions_apply(d, &d->plan);
 	d->host->ops->commit(d->host);
 	if (d->state->dirty && state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
-		log_warnx("%s", err);
+		log_vm_warnx(DAEMON_STATE_LOG_ID, d->snap->now_s, "%s", err);
 	ms = (daemon_wall_s() - t0) * 1000.0;
 	d->rounds++;
 	d->round_ms_sum += ms;
@@ -337,6 +340,24 @@ daemon_group_gid(const char *name, gid_t *gid, char *err, size_t errlen)
 	}
 	*gid = gr->gr_gid;
 	return 0;
+}
+
+int
+daemon_config_check(const struct config *cfg, char *err, size_t errlen)
+{
+	char why[128];
+	gid_t gid;
+	int rc = daemon_group_gid(cfg->control_group, &gid, why, sizeof(why));
+
+	if (rc == 0)
+		return 0;
+	if (cfg->control_group_line > 0)
+		util_errf(err, errlen, "%s:%d: %s", cfg->path, cfg->control_group_line, why);
+	else if (cfg->path[0] != '\0')
+		util_errf(err, errlen, "%s: %s", cfg->path, why);
+	else
+		util_errf(err, errlen, "%s", why);
+	return rc;
 }
 
 static int
@@ -372,6 +393,19 @@ daemon_host_open(struct daemon *d, char *err, size_t errlen)
 	return rc;
 }
 
+void
+daemon_state_load(struct daemon *d)
+{
+	char note[PATH_MAX + STATE_VM_NAME_MAX + 512], err[PATH_MAX + 256];
+
+	state_load_or_set_aside(d->cfg.state_file, &d->state, note, sizeof(note));
+	if (note[0] != '\0')
+		log_warnx("state file %s", note);
+	/* Entries taken from a file set aside: into a new file at once, not at the first pin. */
+	if (d->state->dirty && state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
+		log_warnx("%s", err);
+}
+
 int
 daemon_init(struct daemon *d, char *err, size_t errlen)
 {
@@ -381,10 +415,15 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	events_init(&d->events);
 	plan_init(&d->plan);
 	d->lock_fd = -1;
+	/*
+	 * Everything that can fail comes before the state file is read: a start that fails
+	 * (another daemon on the socket, a missing control_group) leaves it as it is, and
+	 * daemon_fini restores nothing from it (d->started).
+	 */
 	rc = state_lock(d->cfg.state_file, &d->lock_fd, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = state_load(d->cfg.state_file, &d->state, err, errlen);
+	rc = daemon_config_check(&d->cfg, err, errlen);
 	if (rc < 0)
 		return rc;
 	rc = policy_files_load(d->cfg.policy_dir, &d->pfiles, err, errlen);
@@ -400,8 +439,10 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	rc = daemon_open_control(d, err, errlen);
 	if (rc < 0)
 		return rc;
+	daemon_state_load(d);
 	d->watchdog_usec = sdnotify_watchdog_usec();
 	d->started_wall = daemon_wall_s();
+	d->started = true;
 	return 0;
 }
 
@@ -416,6 +457,8 @@ daemon_reload(struct daemon *d, char *err, size_t errlen)
 		config_defaults(&cfg);
 		rc = 0;
 	}
+	if (rc == 0)
+		rc = daemon_config_check(&cfg, err, errlen); /* what the next start would refuse */
 	if (rc < 0)
 		return rc;
 	/* The socket and the state file stay where they are until a restart. */
@@ -524,38 +567,86 @@ daemon_run(struct daemon *d)
 	return 0;
 }
 
+/* The snapshot's VM named name (by name only: state entries are kept by name), or NULL. */
+static const struct snap_vm *
+daemon_snap_vm_named(const struct daemon *d, const char *name, const struct snap_vm *hint)
+{
+	if (hint != NULL && strcmp(hint->name, name) == 0)
+		return hint; /* a VM's entries mostly follow one another */
+	for (int i = 0; i < d->snap->nr_vms; i++)
+		if (strcmp(d->snap->vms[i].name, name) == 0)
+			return &d->snap->vms[i];
+	return NULL;
+}
+
+/*
+ * Put entry e back; whether to keep it (the pin failed other than by the VM or vCPU being
+ * gone).  Counts into *restored and *widened; says why for the first DAEMON_RESTORE_SAY_MAX
+ * failures.
+ */
+static bool
+daemon_restore_entry(struct daemon *d, const struct state_entry *e, const struct snap_vm *vm,
+                     int *restored, int *widened, size_t *failed)
+{
+	char buf[NODEMASK_STR_MAX];
+	bool wide;
+	int rc;
+
+	if (vm == NULL)
+		return false; /* gone: nothing to put back */
+	rc = actions_put_back(d, vm, e->vcpu, e->orig_nodes, &wide);
+	if (rc == -ESRCH || rc == -ENOENT)
+		return false;
+	if (rc == 0) {
+		(*restored)++;
+		*widened += wide;
+		return false;
+	}
+	if ((*failed)++ < DAEMON_RESTORE_SAY_MAX)
+		log_warnx("%s vCPU %d: cannot put it back on nodes %s: %s (kept in %s)", e->vm,
+		          e->vcpu, nodemask_format(e->orig_nodes, buf, sizeof(buf)), strerror(-rc),
+		          d->cfg.state_file);
+	return true;
+}
+
 int
 daemon_restore(struct daemon *d)
 {
-	char err[256];
-	int restored = 0;
+	char err[PATH_MAX + 256];
+	const struct snap_vm *vm = NULL;
+	int restored = 0, widened = 0;
+	size_t failed = 0;
+	bool *keep;
 
 	if (d->snap == NULL && daemon_observe(d) < 0)
 		return -EIO;
+	keep = xcalloc(d->state->nr + 1, sizeof(*keep));
 	for (size_t i = 0; i < d->state->nr; i++) {
 		const struct state_entry *e = &d->state->entries[i];
-		const struct snap_vm *vm = daemon_snap_vm(d, e->vm);
 
-		if (vm == NULL || e->vcpu >= vm->nr_vcpus)
-			continue; /* gone: nothing to put back */
-		if (d->host->ops->pin_vcpu(d->host, vm->id, e->vcpu, e->orig_nodes) == 0)
-			restored++;
+		vm = daemon_snap_vm_named(d, e->vm, vm);
+		keep[i] = daemon_restore_entry(d, e, vm, &restored, &widened, &failed);
 	}
 	/* The end of a round of pins: libvirt's backend puts each VM's emulator threads back on
 	 * the union of its vCPUs' nodes, as it does after vnumad's own pins. */
 	d->host->ops->commit(d->host);
-	d->state->nr = 0; /* all put back (or gone) */
-	d->state->dirty = true;
-	if (state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
+	state_retain(d->state, keep);
+	free(keep);
+	if (d->state->dirty && state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
 		log_warnx("%s", err);
-	log_info("restored the original affinity of %d vCPUs", restored);
+	log_info("restored the original affinity of %d vCPUs%s", restored,
+	         widened ? " (some on every node: see above)" : "");
+	if (failed > 0)
+		log_warnx("%zu vCPUs could not be put back; their entries stay in %s for the next "
+		          "restore (vnumad --restore, or the next stop)",
+		          failed, d->cfg.state_file);
 	return restored;
 }
 
 void
 daemon_fini(struct daemon *d)
 {
-	if (d->host != NULL && d->state != NULL && d->cfg.restore_on_exit && d->state->nr > 0)
+	if (d->started && d->cfg.restore_on_exit && d->state->nr > 0)
 		daemon_restore(d);
 	if (d->ctl != NULL)
 		control_close(d->ctl);

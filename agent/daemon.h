@@ -23,6 +23,12 @@
 struct control;
 struct state;
 
+/*
+ * The log_vm_warnx slot of the state file's warnings (no VM has id 0), so that a state
+ * directory that cannot be written is said once a minute, not every round.
+ */
+#define DAEMON_STATE_LOG_ID 0
+
 /* Per-VM counters (vmstat style, since the daemon met the VM). */
 struct dvm_counters {
 	uint64_t hint_faults, hint_faults_local;
@@ -76,6 +82,7 @@ struct daemon {
 	struct control *ctl;
 	struct state *state;
 	int lock_fd;
+	bool started; /* daemon_init succeeded: daemon_fini may restore (restore_on_exit) */
 	struct events events;
 	struct dvm *vms;
 	size_t nr_vms, cap_vms;
@@ -89,6 +96,7 @@ struct daemon {
 	double round_ms_sum, round_ms_max;
 	uint64_t skipped[DSKIP_MAX];
 	uint64_t actions_refused;
+	uint64_t pins_unrecorded; /* pins skipped: their original affinity could not be saved */
 	struct dvm_counters total;
 	uint64_t watchdog_usec;
 	double last_watchdog_wall;
@@ -96,13 +104,34 @@ struct daemon {
 
 /* Open the host backend d->simulate names (the simulator or this Linux machine). */
 int daemon_host_open(struct daemon *d, char *err, size_t errlen);
-/* Set up from an already parsed config: host backend, engine, state, lock, socket. */
+/*
+ * Read the state file into d->state (the lock held): a file vnumad cannot use is set aside
+ * with a warning naming where it went (state_load_or_set_aside) and never stops a start.
+ */
+void daemon_state_load(struct daemon *d);
+/*
+ * What a configuration needs of this host that config_load cannot tell: control_group names
+ * a group.  0, or -ENOENT with "FILE:LINE: message" in err.
+ */
+int daemon_config_check(const struct config *cfg, char *err, size_t errlen);
+/*
+ * Set up from an already parsed config: lock, host backend, engine, socket, then the state
+ * file.  On failure the state file has not been read, nor changed.
+ */
 int daemon_init(struct daemon *d, char *err, size_t errlen);
 /* Run until SIGTERM/SIGINT (d->stop). */
 int daemon_run(struct daemon *d);
-/* Orderly stop: restore (restore_on_exit), close the socket, free everything. */
+/*
+ * Orderly stop: restore (restore_on_exit, and only after a daemon_init that succeeded), close
+ * the socket, free everything.
+ */
 void daemon_fini(struct daemon *d);
-/* Put back every vCPU affinity recorded in the state file; returns how many, or -errno. */
+/*
+ * Put back every vCPU affinity recorded in the state file (actions_put_back) and save it.  An
+ * entry is forgotten when its vCPU is back or gone (VM or vCPU no longer there, -ESRCH,
+ * -ENOENT); one whose pin failed otherwise stays in d->state and the file, reported, for the
+ * next restore.  Returns how many were put back, or -errno when the host cannot be observed.
+ */
 int daemon_restore(struct daemon *d);
 
 /* One observe-decide-act-record round. */
@@ -121,6 +150,15 @@ const char *daemon_vm_mode_name(const struct daemon *d, const struct snap_vm *vm
 void actions_apply(struct daemon *d, const struct plan *plan);
 int actions_pin(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t nodes,
                 const char *rule, const char *why);
+/*
+ * Pin vm's vcpu back to orig_nodes, the affinity recorded before vnumad first pinned it
+ * (NODEMASK_ALL: every node).  A mask with nodes this host does not have (recorded on another
+ * topology) puts it on every node instead, with a warning (rate-limited per VM), and *widened.  0,
+ * or the host's -errno (-ESRCH/-ENOENT: the VM or vCPU is gone).  The caller forgets or keeps the
+ * entry.
+ */
+int actions_put_back(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t orig_nodes,
+                     bool *widened);
 
 /* agent/handlers.c: the control commands. */
 extern const struct control_command daemon_commands[];

@@ -249,6 +249,8 @@ h_stats(HANDLER_ARGS)
 	                       json_object_new_int64((int64_t)d->actions_refused));
 	engine_report_counters(d->eng, &ec);
 	json_object_object_add(o, "vms_rejected", json_object_new_int64((int64_t)ec.vms_rejected));
+	json_object_object_add(o, "pins_unrecorded",
+	                       json_object_new_int64((int64_t)d->pins_unrecorded));
 	*data = json_object_new_object();
 	json_object_object_add(*data, "counters", o);
 	return PROTO_OK;

@@ -474,7 +474,7 @@ h_unpin(HANDLER_ARGS)
 	struct daemon *d = ctx;
 	enum proto_status st;
 	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
-	int first = 0, last, vcpu, done = 0;
+	int first = 0, last, vcpu, done = 0, failed = 0, fail_vcpu = -1, fail_rc = 0;
 	struct dvm *v;
 
 	if (vm == NULL)
@@ -487,15 +487,32 @@ h_unpin(HANDLER_ARGS)
 	}
 	for (int c = first; c <= last; c++) {
 		const struct state_entry *e = state_find(d->state, vm->name, c);
-		uint64_t back = e ? e->orig_nodes : NODEMASK_ALL;
+		bool widened;
+		int rc = actions_put_back(d, vm, c, e ? e->orig_nodes : NODEMASK_ALL, &widened);
 
-		if (d->host->ops->pin_vcpu(d->host, vm->id, c, back) == 0)
-			done++;
+		if (rc < 0 && rc != -ESRCH && rc != -ENOENT) {
+			/* Not back: its original affinity stays recorded, to be put back later. */
+			if (failed++ == 0) {
+				fail_vcpu = c;
+				fail_rc = rc;
+			}
+			continue;
+		}
+		done += rc == 0;
 		state_forget(d->state, vm->name, c);
+	}
+	daemon_event(d, vm->id, vm->name, "pin", "admin", 0, "unpinned %d vCPUs", done);
+	if (failed > 0) {
+		/* Still pinned in part: the VM stays hands-off (manual) as it was. */
+		snprintf(
+		    err, errlen,
+		    "cannot unpin %d of %s's vCPUs (vCPU %d: %s); their original affinity stays "
+		    "recorded",
+		    failed, vm->name, fail_vcpu, strerror(-fail_rc));
+		return PROTO_INTERNAL;
 	}
 	if ((v = daemon_vm(d, vm->id)) != NULL)
 		v->admin_pinned = false;
-	daemon_event(d, vm->id, vm->name, "pin", "admin", 0, "unpinned %d vCPUs", done);
 	*data = json_object_new_object();
 	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(*data, "unpinned", json_object_new_int(done));

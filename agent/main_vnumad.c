@@ -159,14 +159,15 @@ vnumad_parse(int argc, char **argv, struct vnumad_opts *o)
 	}
 }
 
-/* -n: check a configuration file and exit. */
+/* -n: check a configuration file, and what it names on this host (control_group), and exit. */
 static int
 vnumad_check(const char *path)
 {
 	struct config cfg;
 	char err[8192];
 
-	if (config_load(path, &cfg, err, sizeof(err)) < 0) {
+	if (config_load(path, &cfg, err, sizeof(err)) < 0 ||
+	    daemon_config_check(&cfg, err, sizeof(err)) < 0) {
 		fputs(err, stderr);
 		if (err[0] && err[strlen(err) - 1] != '\n')
 			fputc('\n', stderr);
@@ -232,26 +233,30 @@ vnumad_daemonize(void)
 	}
 }
 
-/* --restore: put back every recorded affinity and exit. */
+/* --restore: put back every recorded affinity and exit; 1 when some could not be. */
 static int
 vnumad_restore_only(struct daemon *d)
 {
 	char err[1024];
+	size_t kept;
 	int n;
 
 	events_init(&d->events);
 	if (state_lock(d->cfg.state_file, &d->lock_fd, err, sizeof(err)) < 0 ||
-	    state_load(d->cfg.state_file, &d->state, err, sizeof(err)) < 0 ||
 	    daemon_host_open(d, err, sizeof(err)) < 0)
 		fatalx("%s", err);
+	daemon_state_load(d);
 	/* Let the host come up (the simulator starts its VMs on its first tick). */
 	d->host->ops->advance(d->host, d->host->ops->now(d->host) + 1.0);
 	d->host->ops->commit(d->host);
 	n = daemon_restore(d);
 	printf("restored %d vCPUs\n", n < 0 ? 0 : n);
+	kept = n < 0 ? 0 : d->state->nr;
+	if (kept > 0)
+		printf("%zu vCPUs could not be restored: kept in %s\n", kept, d->cfg.state_file);
 	d->cfg.restore_on_exit = false;
 	daemon_fini(d);
-	return n < 0 ? 1 : 0;
+	return n < 0 || kept > 0 ? 1 : 0;
 }
 
 int

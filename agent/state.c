@@ -1,20 +1,18 @@
 /*
  * state.c - the state file (state.h): which vCPUs vnumad re-pinned and where they were allowed
- * to run before, so that they can be put back.
+ * to run before, so that they can be put back.  The in-memory set, saving and the lock;
+ * reading, of every version, is state_read.c.
  *
  *   {"version": 1,
  *    "vcpus": [{"vm": "db1", "vm_id": 4242, "vcpu": 0, "tid": 4250, "orig_nodes": "0-3"}, ...]}
  *
- * Loading distrusts the file: every field is checked for type and range, unknown fields and
- * duplicate vCPUs are errors, and any error gives -EINVAL with a message naming the field
- * ("vcpus[2].tid: ...").  Saving writes PATH.tmp in the same directory, fsyncs it, renames it
- * over PATH and fsyncs the directory, so a crash leaves either the old or the new file.
+ * Saving writes PATH.tmp in the same directory, fsyncs it, renames it over PATH and fsyncs the
+ * directory, so a crash leaves either the old or the new file.
  *
  * VM names are kept whole, up to STATE_VM_NAME_MAX (255) bytes, and compared whole.  A longer
  * name is never cut: state_record() refuses it with -ENAMETOOLONG and a file holding one does not
  * load ("vcpus[2].vm: must be 1 to 255 bytes").
  */
-#include "host/fileio.h"
 #include "agent/state.h"
 
 #include <errno.h>
@@ -32,15 +30,6 @@
 
 #include "policy/util.h"
 
-/* Version written into, and required in, the file.  Bump when the format changes. */
-#define STATE_VERSION 1
-
-/* Largest state file read, in bytes: an entry is about 100 bytes, so this is ~160k vCPUs. */
-#define STATE_FILE_MAX_BYTES (16 * 1024 * 1024)
-
-/* Deepest JSON nesting accepted: the format needs 3 (object, array, object). */
-#define STATE_JSON_DEPTH 8
-
 /* Layout of the saved file: indented, one field per line, "key": value. */
 #define STATE_JSON_FLAGS                                                                           \
 	(JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -51,6 +40,14 @@
 #define STATE_DIR_MODE 0755
 
 /* ---- the in-memory set ----------------------------------------------------------------------- */
+
+/*
+ * The (vm, vcpu) index: open addressing with linear probing over a power-of-two number of
+ * slots, each 0 (empty) or an entry's position + 1.  Kept at most half full, so that a lookup
+ * probes a few slots whatever the number of entries; rebuilt whole after entries are removed
+ * (removal is a pass over all entries anyway).  Loading n entries is O(n), not O(n^2).
+ */
+#define STATE_INDEX_MIN_SLOTS 64
 
 struct state *
 state_new(void)
@@ -64,7 +61,21 @@ state_free(struct state *st)
 	if (st == NULL)
 		return;
 	free(st->entries);
+	free(st->slots);
 	free(st);
+}
+
+/* FNV-1a over the name, then the vCPU number. */
+static uint64_t
+state_key_hash(const char *vm, int vcpu)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const unsigned char *p = (const unsigned char *)vm; *p != '\0'; p++)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	for (int i = 0; i < 4; i++)
+		h = (h ^ (((unsigned)vcpu >> (8 * i)) & 0xffu)) * 0x100000001b3ULL;
+	return h;
 }
 
 /* Does the recorded name rec match vm?  Whole names: a longer vm never matches. */
@@ -74,17 +85,54 @@ state_name_eq(const char *rec, const char *vm)
 	return strcmp(rec, vm) == 0;
 }
 
+/* The slot holding (vm, vcpu), or the empty slot where it would go.  Needs nr_slots > 0. */
+static size_t
+state_slot_of(const struct state *st, const char *vm, int vcpu)
+{
+	size_t mask = st->nr_slots - 1, i = (size_t)state_key_hash(vm, vcpu) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		const struct state_entry *e;
+
+		if (st->slots[i] == 0)
+			return i;
+		e = &st->entries[st->slots[i] - 1];
+		if (e->vcpu == vcpu && state_name_eq(e->vm, vm))
+			return i;
+	}
+}
+
+/* Index every entry anew, in at least the slots that nr entries need. */
+static void
+state_index_rebuild(struct state *st)
+{
+	size_t slots = STATE_INDEX_MIN_SLOTS;
+
+	while (slots < 2 * st->nr + 2)
+		slots *= 2;
+	if (slots != st->nr_slots) {
+		free(st->slots);
+		st->slots = xcalloc(slots, sizeof(*st->slots));
+		st->nr_slots = slots;
+	} else {
+		memset(st->slots, 0, slots * sizeof(*st->slots));
+	}
+	for (size_t i = 0; i < st->nr; i++)
+		st->slots[state_slot_of(st, st->entries[i].vm, st->entries[i].vcpu)] = i + 1;
+}
+
 const struct state_entry *
 state_find(const struct state *st, const char *vm, int vcpu)
 {
-	for (size_t i = 0; i < st->nr; i++) {
-		if (st->entries[i].vcpu == vcpu && state_name_eq(st->entries[i].vm, vm))
-			return &st->entries[i];
-	}
-	return NULL;
+	size_t slot;
+
+	if (st->nr == 0 || st->nr_slots == 0)
+		return NULL;
+	slot = state_slot_of(st, vm, vcpu);
+	return st->slots[slot] ? &st->entries[st->slots[slot] - 1] : NULL;
 }
 
-/* Add an entry without checking for an existing one. */
+/* Add an entry; the caller made sure there is none for (vm, vcpu). */
 static void
 state_append(struct state *st, const char *vm, int vm_id, int vcpu, int tid, uint64_t orig_nodes)
 {
@@ -98,6 +146,10 @@ state_append(struct state *st, const char *vm, int vm_id, int vcpu, int tid, uin
 	e->vcpu = vcpu;
 	e->tid = tid;
 	e->orig_nodes = orig_nodes;
+	if (2 * st->nr + 2 > st->nr_slots)
+		state_index_rebuild(st); /* doubles the slots: amortised O(1) per entry */
+	else
+		st->slots[state_slot_of(st, vm, vcpu)] = st->nr;
 }
 
 /* An empty orig_nodes is not recorded: there would be nothing to restore to. */
@@ -125,241 +177,43 @@ state_forget(struct state *st, const char *vm, int vcpu)
 			continue;
 		st->entries[kept++] = *e;
 	}
-	if (kept != st->nr)
-		st->dirty = true;
+	if (kept == st->nr)
+		return;
+	st->dirty = true;
 	st->nr = kept;
+	state_index_rebuild(st);
 }
 
-/* ---- loading --------------------------------------------------------------------------------- */
-
-/* Read path whole into a NUL-terminated malloc'd buffer. */
-static int
-state_file_read(const char *path, char **data_out, size_t *len_out)
+void
+state_retain(struct state *st, const bool *keep)
 {
-	return fileio_read(path, STATE_FILE_MAX_BYTES, data_out, len_out);
+	size_t kept = 0;
+
+	for (size_t i = 0; i < st->nr; i++)
+		if (keep[i])
+			st->entries[kept++] = st->entries[i];
+	if (kept == st->nr)
+		return;
+	st->dirty = true;
+	st->nr = kept;
+	state_index_rebuild(st);
 }
 
-/* An integer field of obj in [min, max]; -EINVAL with the reason in why. */
-static int
-state_json_int(json_object *obj, const char *key, int min, int max, int *out, const char **why)
+struct state_mark
+state_mark(const struct state *st)
 {
-	json_object *v;
-	int64_t n;
-
-	if (!json_object_object_get_ex(obj, key, &v)) {
-		*why = "is missing";
-		return -EINVAL;
-	}
-	if (!json_object_is_type(v, json_type_int)) {
-		*why = "is not an integer";
-		return -EINVAL;
-	}
-	n = json_object_get_int64(v);
-	if (n < min || n > max) {
-		*why = "is out of range";
-		return -EINVAL;
-	}
-	*out = (int)n;
-	return 0;
+	return (struct state_mark){.nr = st->nr, .dirty = st->dirty};
 }
 
-static int
-state_json_string(json_object *obj, const char *key, const char **out, const char **why)
+/* Entries are kept in the order recorded: those recorded since m are the last ones. */
+void
+state_rollback(struct state *st, struct state_mark m)
 {
-	json_object *v;
-
-	if (!json_object_object_get_ex(obj, key, &v)) {
-		*why = "is missing";
-		return -EINVAL;
-	}
-	if (!json_object_is_type(v, json_type_string)) {
-		*why = "is not a string";
-		return -EINVAL;
-	}
-	*out = json_object_get_string(v);
-	if (strlen(*out) != (size_t)json_object_get_string_len(v)) {
-		*why = "contains a NUL character";
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* The first member of obj whose name is not in names (NULL-terminated), or NULL. */
-static const char *
-state_json_unknown_key(json_object *obj, const char *const *names)
-{
-	json_object_object_foreach(obj, key, val)
-	{
-		size_t i;
-
-		(void)val;
-		for (i = 0; names[i] != NULL && strcmp(names[i], key) != 0; i++)
-			;
-		if (names[i] == NULL)
-			return key;
-	}
-	return NULL;
-}
-
-/* Check one vcpus[] element and add it to st; -EINVAL with "field: reason" in why. */
-static int
-state_entry_load(struct state *st, json_object *jo, char *why, size_t whylen)
-{
-	static const char *const fields[] = {"vm", "vm_id", "vcpu", "tid", "orig_nodes", NULL};
-	const char *vm = NULL, *nodes = NULL, *reason = NULL, *field, *extra;
-	int vm_id = 0, vcpu = 0, tid = 0;
-	uint64_t mask = 0;
-
-	if (!json_object_is_type(jo, json_type_object)) {
-		snprintf(why, whylen, ": is not an object");
-		return -EINVAL;
-	}
-	extra = state_json_unknown_key(jo, fields);
-	if (extra != NULL) {
-		snprintf(why, whylen, ": unknown field \"%.64s\"", extra);
-		return -EINVAL;
-	}
-	if ((field = "vm", state_json_string(jo, field, &vm, &reason)) < 0 ||
-	    (field = "vm_id", state_json_int(jo, field, 1, INT_MAX, &vm_id, &reason)) < 0 ||
-	    (field = "vcpu", state_json_int(jo, field, 0, INT_MAX, &vcpu, &reason)) < 0 ||
-	    (field = "tid", state_json_int(jo, field, 1, INT_MAX, &tid, &reason)) < 0 ||
-	    (field = "orig_nodes", state_json_string(jo, field, &nodes, &reason)) < 0) {
-		snprintf(why, whylen, ".%s: %s", field, reason);
-		return -EINVAL;
-	}
-	if (vm[0] == '\0' || strlen(vm) >= sizeof(st->entries[0].vm)) {
-		snprintf(why, whylen, ".vm: must be 1 to %zu bytes", sizeof(st->entries[0].vm) - 1);
-		return -EINVAL;
-	}
-	if (nodemask_parse(nodes, UTIL_MAX_NODES, &mask) < 0 || mask == 0) {
-		snprintf(why, whylen, ".orig_nodes: is not a node list (e.g. \"0-3\")");
-		return -EINVAL;
-	}
-	if (state_find(st, vm, vcpu) != NULL) {
-		snprintf(why, whylen, ": vm \"%s\" vcpu %d is listed twice", vm, vcpu);
-		return -EINVAL;
-	}
-	state_append(st, vm, vm_id, vcpu, tid, mask);
-	return 0;
-}
-
-/* Check the top-level object and load its vcpus into st; -EINVAL with a message in why. */
-static int
-state_root_load(struct state *st, json_object *root, char *why, size_t whylen)
-{
-	static const char *const fields[] = {"version", "vcpus", NULL};
-	json_object *vcpus;
-	const char *reason, *extra;
-	char sub[STATE_VM_NAME_MAX + 64]; /* ": vm \"NAME\" vcpu N is listed twice" and shorter */
-	int version = 0;
-
-	if (!json_object_is_type(root, json_type_object)) {
-		snprintf(why, whylen, "not a JSON object");
-		return -EINVAL;
-	}
-	extra = state_json_unknown_key(root, fields);
-	if (extra != NULL) {
-		snprintf(why, whylen, "unknown field \"%.64s\"", extra);
-		return -EINVAL;
-	}
-	if (state_json_int(root, "version", 0, INT_MAX, &version, &reason) < 0) {
-		snprintf(why, whylen, "version: %s", reason);
-		return -EINVAL;
-	}
-	if (version != STATE_VERSION) {
-		snprintf(why, whylen, "version: %d is not supported (this vnumad reads %d)",
-		         version, STATE_VERSION);
-		return -EINVAL;
-	}
-	if (!json_object_object_get_ex(root, "vcpus", &vcpus) ||
-	    !json_object_is_type(vcpus, json_type_array)) {
-		snprintf(why, whylen, "vcpus: is missing or not an array");
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < json_object_array_length(vcpus); i++) {
-		if (state_entry_load(st, json_object_array_get_idx(vcpus, i), sub, sizeof(sub)) <
-		    0) {
-			snprintf(why, whylen, "vcpus[%zu]%s", i, sub);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-/* Parse data (len bytes, NUL-terminated) as one JSON value with only whitespace after it. */
-static json_object *
-state_json_parse(const char *data, size_t len, char *why, size_t whylen)
-{
-	json_tokener *tok;
-	json_object *root;
-	enum json_tokener_error jerr;
-	size_t end;
-
-	if (strspn(data, " \t\r\n") == len) {
-		snprintf(why, whylen, "empty file");
-		return NULL;
-	}
-	tok = json_tokener_new_ex(STATE_JSON_DEPTH);
-	if (tok == NULL)
-		abort(); /* json-c allocation failure: out of memory, like xmalloc */
-	/* No trailing commas or text, no other leniencies; strings must be valid UTF-8. */
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	root = json_tokener_parse_ex(tok, data, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (root != NULL && jerr == json_tokener_success &&
-	    strspn(data + end, " \t\r\n") == len - end)
-		return root;
-	snprintf(why, whylen, "not valid JSON: %s",
-	         jerr == json_tokener_continue  ? "truncated"
-	         : jerr != json_tokener_success ? json_tokener_error_desc(jerr)
-	                                        : "text after the end");
-	json_object_put(root);
-	return NULL;
-}
-
-int
-state_load(const char *path, struct state **out, char *err, size_t errlen)
-{
-	struct state *st = state_new();
-	json_object *root = NULL;
-	char *data = NULL, why[STATE_VM_NAME_MAX + 128]; /* "vcpus[N]" and state_root_load's sub */
-	size_t len = 0;
-	int rc;
-
-	*out = NULL;
-	rc = state_file_read(path, &data, &len);
-	if (rc == -ENOENT) {
-		rc = 0; /* never saved: nothing to restore */
-		goto out;
-	}
-	if (rc < 0) {
-		if (rc == -EFBIG)
-			rc = -EINVAL;
-		util_errf(err, errlen, "%s: cannot read: %s", path,
-		          rc == -EINVAL ? "file too large" : strerror(-rc));
-		goto out;
-	}
-	if (memchr(data, '\0', len) != NULL) {
-		snprintf(why, sizeof(why), "contains a NUL byte");
-		rc = -EINVAL;
-	} else {
-		root = state_json_parse(data, len, why, sizeof(why));
-		rc = root ? state_root_load(st, root, why, sizeof(why)) : -EINVAL;
-	}
-	if (rc < 0)
-		util_errf(err, errlen, "%s: %s", path, why);
-out:
-	json_object_put(root);
-	free(data);
-	if (rc < 0) {
-		state_free(st);
-		return rc;
-	}
-	st->dirty = false;
-	*out = st;
-	return 0;
+	if (m.nr >= st->nr)
+		return;
+	st->nr = m.nr;
+	st->dirty = m.dirty;
+	state_index_rebuild(st);
 }
 
 /* ---- saving ---------------------------------------------------------------------------------- */
@@ -396,7 +250,7 @@ state_to_json(const struct state *st)
 	json_object *root = json_object_new_object(), *arr = json_object_new_array();
 	char nodes[NODEMASK_STR_MAX], *text;
 
-	json_object_object_add(root, "version", json_object_new_int(STATE_VERSION));
+	json_object_object_add(root, "version", json_object_new_int(STATE_FILE_VERSION));
 	for (size_t i = 0; i < st->nr; i++) {
 		const struct state_entry *e = &st->entries[i];
 		json_object *jo = json_object_new_object();
@@ -485,10 +339,25 @@ state_save(struct state *st, const char *path, char *err, size_t errlen)
 		util_errf(err, errlen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
+	if (st->keep_file) {
+		util_errf(err, errlen,
+		          "%s: not replaced: it holds a state vnumad could not read nor set aside "
+		          "(move it away, then restart vnumad)",
+		          path);
+		return -EEXIST;
+	}
 	rc = state_dir_make(path);
 	if (rc < 0)
 		goto out;
 	text = state_to_json(st);
+	if (strlen(text) + 1 > STATE_FILE_MAX_BYTES) {
+		/* Never record what the next start could not read back. */
+		util_errf(err, errlen,
+		          "%s: not saved: %zu entries make %zu bytes, more than the %d read", path,
+		          st->nr, strlen(text) + 1, STATE_FILE_MAX_BYTES);
+		free(text);
+		return -EFBIG;
+	}
 	tmp_left = true;
 	where = tmp;
 	rc = state_tmp_write(tmp, text, &what);
@@ -511,6 +380,8 @@ out:
 		util_errf(err, errlen, "%s %s: %s", what, where, strerror(-rc));
 		return rc;
 	}
+	for (size_t i = 0; i < st->nr; i++)
+		st->entries[i].saved = true;
 	st->dirty = false;
 	return 0;
 }

@@ -144,6 +144,7 @@ test_defaults(void **state)
 	assert_string_equal(cfg.socket_path, "/run/vnumad/vnumad.sock");
 	assert_int_equal(cfg.socket_mode, 0660);
 	assert_string_equal(cfg.control_group, "");
+	assert_int_equal(cfg.control_group_line, 0);
 	assert_string_equal(cfg.state_file, "/var/lib/vnumad/state.json");
 	assert_true(cfg.restore_on_exit);
 	assert_int_equal(cfg.log_level, LOG_LEVEL_INFO);
@@ -189,6 +190,7 @@ test_full_file(void **state)
 	assert_string_equal(cfg.socket_path, "/run/vn umad/ctl.sock");
 	assert_int_equal(cfg.socket_mode, 0600);
 	assert_string_equal(cfg.control_group, "kvm-admins");
+	assert_int_equal(cfg.control_group_line, 7); /* for "FILE:7: control_group: no group" */
 	assert_string_equal(cfg.state_file, "/srv/vnumad#1/state.json");
 	assert_false(cfg.restore_on_exit);
 	assert_int_equal(cfg.log_level, LOG_LEVEL_DEBUG);

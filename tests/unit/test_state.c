@@ -2,7 +2,8 @@
  * test_state.c - the state file: record/find/forget, a save-load round trip (also of the longest
  * VM names), over-long names refused whole, atomic replacement, a failed save leaving the old
  * file, every kind of malformed file rejected with a message naming the field, a missing file
- * read as empty, and the lock held only once.
+ * read as empty, 50,000 entries, one too many to save, and the lock held only once.  Versions and
+ * files set aside: test_state_read.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include "agent/state.h"
+#include "policy/util.h"
 
 static char tmpdir[64];
 static char sub_dir[128];    /* created by state_save */
@@ -273,7 +275,7 @@ test_malformed(void **state)
 	    {"[]", "not a JSON object"},
 	    {"{\"vcpus\":[]}", "version: is missing"},
 	    {"{\"version\":\"1\",\"vcpus\":[]}", "version: is not an integer"},
-	    {"{\"version\":2,\"vcpus\":[]}", "version: 2 is not supported (this vnumad reads 1)"},
+	    {"{\"version\":0,\"vcpus\":[]}", "version: is out of range"},
 	    {"{\"version\":1}", "vcpus: is missing or not an array"},
 	    {"{\"version\":1,\"vcpus\":{}}", "vcpus: is missing or not an array"},
 	    {"{\"version\":1,\"vcpus\":[],\"extra\":0}", "unknown field \"extra\""},
@@ -433,6 +435,111 @@ test_missing_and_unreadable(void **state)
 	assert_non_null(strstr(err, "cannot read"));
 }
 
+/* Entries of the many-entries test: MANY_VMS VMs of MANY_VCPUS vCPUs each. */
+#define MANY_VMS   200
+#define MANY_VCPUS 250
+
+/*
+ * A state file of MANY_VMS x MANY_VCPUS entries, compact, with a repeat of the entry of VM
+ * dup_vm vCPU 0 at its end when dup_vm >= 0; malloc'd.
+ */
+static char *
+many_text(int dup_vm)
+{
+	size_t cap = (size_t)(MANY_VMS * MANY_VCPUS + 1) * 96 + 64, len = 0;
+	char *text = malloc(cap);
+
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, "{\"version\":1,\"vcpus\":[");
+	for (int i = 0; i <= MANY_VMS * MANY_VCPUS; i++) {
+		int vm = i < MANY_VMS * MANY_VCPUS ? i / MANY_VCPUS : dup_vm;
+		int vcpu = i < MANY_VMS * MANY_VCPUS ? i % MANY_VCPUS : 0;
+
+		if (vm < 0)
+			break;
+		len += (size_t)snprintf(text + len, cap - len,
+		                        "%s{\"vm\":\"vm-%03d\",\"vm_id\":%d,\"vcpu\":%d,\"tid\":%d,"
+		                        "\"orig_nodes\":\"%d\"}",
+		                        i ? "," : "", vm, 1000 + vm, vcpu, 100000 + i, vcpu % 4);
+		assert_true(len < cap);
+	}
+	len += (size_t)snprintf(text + len, cap - len, "]}\n");
+	assert_true(len < cap);
+	return text;
+}
+
+/*
+ * 50,000 entries load whole: each is found with its own fields, a repeat at the very end is
+ * still caught, and recording, forgetting and finding go on working on the loaded set.
+ * (Loading was quadratic: every entry searched all those before it for a repeat.)
+ */
+static void
+test_many_entries(void **state)
+{
+	struct state *st = NULL;
+	const struct state_entry *e;
+	char err[512], want[128];
+	char *text = many_text(-1);
+
+	write_file(flat_path, text, strlen(text));
+	free(text);
+	assert_int_equal(state_load(flat_path, &st, err, sizeof(err)), 0);
+	assert_int_equal(st->nr, MANY_VMS * MANY_VCPUS);
+	for (int vm = 0; vm < MANY_VMS; vm++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "vm-%03d", vm);
+		for (int c = 0; c < MANY_VCPUS; c++) {
+			e = state_find(st, name, c);
+			if (e == NULL)
+				fail_msg("%s vCPU %d not found", name, c);
+			assert_int_equal(e->vm_id, 1000 + vm);
+			assert_int_equal(e->tid, 100000 + vm * MANY_VCPUS + c);
+			assert_true(e->orig_nodes == nodemask_of(c % 4));
+		}
+		assert_null(state_find(st, name, MANY_VCPUS));
+	}
+	state_forget(st, "vm-007", -1);
+	state_forget(st, "vm-100", 3);
+	assert_int_equal(st->nr, MANY_VMS * MANY_VCPUS - MANY_VCPUS - 1);
+	assert_null(state_find(st, "vm-007", 0));
+	assert_null(state_find(st, "vm-100", 3));
+	assert_non_null(state_find(st, "vm-100", 4));
+	assert_non_null(state_find(st, "vm-199", MANY_VCPUS - 1));
+	assert_int_equal(state_record(st, "vm-007", 7, 1, 8, 0x3), 0);
+	assert_int_equal(state_find(st, "vm-007", 1)->tid, 8);
+	state_free(st);
+
+	text = many_text(123);
+	snprintf(want, sizeof(want), "vcpus[%d]: vm \"vm-123\" vcpu 0 is listed twice",
+	         MANY_VMS * MANY_VCPUS);
+	expect_malformed(text, strlen(text), want);
+	free(text);
+}
+
+/*
+ * A state that would make a file larger than state_load reads back is not saved: the pins it
+ * holds could not be put back after a restart.  (About 140,000 entries; 150,000 here.)
+ */
+static void
+test_save_too_large(void **state)
+{
+	struct state *st = state_new();
+	char err[512], name[32];
+
+	for (int i = 0; i < 150000; i++) {
+		snprintf(name, sizeof(name), "vm-%04d", i / 100);
+		assert_int_equal(state_record(st, name, 1 + i / 100, i % 100, 1 + i, 0xf), 0);
+	}
+	remove_suffixed(state_path, "");
+	assert_int_equal(state_save(st, state_path, err, sizeof(err)), -EFBIG);
+	assert_non_null(strstr(err, "not saved"));
+	assert_true(st->dirty);
+	assert_false(st->entries[0].saved);
+	assert_int_equal(access(state_path, F_OK), -1);
+	state_free(st);
+}
+
 /* Try the lock from a child process: its exit status is 0 on success, 1 on -EBUSY. */
 static int
 lock_in_child(void)
@@ -491,6 +598,8 @@ main(void)
 		cmocka_unit_test(test_failed_save_keeps_old),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_missing_and_unreadable),
+		cmocka_unit_test(test_many_entries),
+		cmocka_unit_test(test_save_too_large),
 		cmocka_unit_test(test_lock),
 	};
 	/* clang-format on */
