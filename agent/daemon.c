@@ -22,6 +22,7 @@
 #include "agent/sdnotify.h"
 #include "agent/state.h"
 #include "agent/version.h"
+#include "host/fault.h"
 #include "policy/engine.h"
 
 /* Longest poll() wait, so signals and the watchdog are never late by more than this. */
@@ -30,6 +31,8 @@
 #define DAEMON_PAGES_PER_MIB 256
 /* Failed restores said one by one at exit; the rest are counted. */
 #define DAEMON_RESTORE_SAY_MAX 10
+/* Attempts to put one vCPU back before its entry is kept for the next restore: 3. */
+#define DAEMON_RESTORE_TRIES 3
 /* Rounds between STATUS= updates to systemd. */
 #define DAEMON_STATUS_EVERY 10
 
@@ -129,7 +132,9 @@ daemon_vms_prune(struct daemon *d)
 	for (size_t i = 0; i < d->nr_vms; i++) {
 		struct dvm *v = &d->vms[i];
 
-		if (v->seen) {
+		if (v->seen || ++v->missing_rounds < DAEMON_VM_GONE_ROUNDS) {
+			if (v->seen)
+				v->missing_rounds = 0;
 			v->seen = false;
 			d->vms[keep++] = *v;
 			continue;
@@ -390,6 +395,9 @@ daemon_host_open(struct daemon *d, char *err, size_t errlen)
 		d->host = linux_host;
 	if (rc == 0)
 		d->backend = d->host->ops->name;
+	/* A test of the daemon itself: its host's operations fail at a seeded rate. */
+	if (rc == 0 && d->fault_spec[0] != '\0')
+		rc = host_fault_open(d->host, d->fault_spec, &d->host, err, errlen);
 	return rc;
 }
 
@@ -579,6 +587,16 @@ daemon_snap_vm_named(const struct daemon *d, const char *name, const struct snap
 	return NULL;
 }
 
+/* The daemon still takes the VM called name for present (seen within the last rounds). */
+static bool
+daemon_vm_named_tracked(const struct daemon *d, const char *name)
+{
+	for (size_t i = 0; i < d->nr_vms; i++)
+		if (strcmp(d->vms[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Put entry e back; whether to keep it (the pin failed other than by the VM or vCPU being
  * gone).  Counts into *restored and *widened; says why for the first DAEMON_RESTORE_SAY_MAX
@@ -592,9 +610,21 @@ daemon_restore_entry(struct daemon *d, const struct state_entry *e, const struct
 	bool wide;
 	int rc;
 
+	if (vm == NULL && daemon_vm_named_tracked(d, e->vm)) {
+		/* Missed by this snapshot, not gone (DAEMON_VM_GONE_ROUNDS): keep it for later. */
+		if ((*failed)++ < DAEMON_RESTORE_SAY_MAX)
+			log_warnx("%s vCPU %d: not seen by the last look at the host: kept in %s",
+			          e->vm, e->vcpu, d->cfg.state_file);
+		return true;
+	}
 	if (vm == NULL)
 		return false; /* gone: nothing to put back */
-	rc = actions_put_back(d, vm, e->vcpu, e->orig_nodes, &wide);
+	/* A failure other than the thread being gone may pass (EBUSY, EAGAIN, EIO): try again. */
+	for (int tries = 0; tries < DAEMON_RESTORE_TRIES; tries++) {
+		rc = actions_put_back(d, vm, e->vcpu, e->orig_nodes, &wide);
+		if (rc == 0 || rc == -ESRCH || rc == -ENOENT)
+			break;
+	}
 	if (rc == -ESRCH || rc == -ENOENT)
 		return false;
 	if (rc == 0) {
@@ -618,7 +648,14 @@ daemon_restore(struct daemon *d)
 	size_t failed = 0;
 	bool *keep;
 
-	if (d->snap == NULL && daemon_observe(d) < 0)
+	/*
+	 * A fresh look: the last round's snapshot may be old, or may have missed a VM that is
+	 * still there.  A read that fails is tried again.
+	 */
+	for (int tries = 0; tries < DAEMON_RESTORE_TRIES; tries++)
+		if (daemon_observe(d) == 0)
+			break;
+	if (d->snap == NULL)
 		return -EIO;
 	keep = xcalloc(d->state->nr + 1, sizeof(*keep));
 	for (size_t i = 0; i < d->state->nr; i++) {

@@ -53,7 +53,16 @@ struct dvm {
 	uint64_t *fault_prev;      /* per vCPU x node: last fault level seen */
 	double scan_mib_s;         /* sampling intensity last applied */
 	unsigned unsupported_said; /* 1 << enum actions_lever: "not supported" logged once */
+	int missing_rounds;        /* consecutive snapshots without it (DAEMON_VM_GONE_ROUNDS) */
 };
+
+/*
+ * Snapshots in a row without a VM before the daemon takes it for gone and forgets its
+ * original affinities.  One snapshot can miss a VM that is still there (a process whose
+ * /proc files could not be read that time): forgetting it then would record vnumad's own
+ * pins as the original affinity when it is seen again.  3 rounds.
+ */
+#define DAEMON_VM_GONE_ROUNDS 3
 
 /* Host-wide reasons a VM was skipped in a round (counted per VM and round). */
 enum dskip {
@@ -76,6 +85,7 @@ struct daemon {
 	char connect_uri[1024]; /* --connect URI: libvirt over the Linux host; "" = Linux alone */
 	char scenario[4096];    /* --simulate argument ("default" for the built-in) */
 	enum sim_profile host_profile; /* --host-profile: the simulated host's levers */
+	char fault_spec[64];           /* --fault-inject (host/fault.h); "" when off */
 	struct policy_files pfiles;    /* policy_dir's files */
 	const struct balancer_ops *bal;
 	void *eng;

@@ -18,6 +18,7 @@
 #include "agent/log.h"
 #include "agent/state.h"
 #include "agent/version.h"
+#include "host/fault.h"
 #include "host/sim/sim.h"
 
 struct vnumad_opts {
@@ -30,6 +31,7 @@ struct vnumad_opts {
 	const char *connect; /* --connect URI (libvirt) */
 	double speed;
 	const char *host_profile; /* --host-profile NAME (with --simulate) */
+	const char *fault_inject; /* --fault-inject SPEC (with --simulate) */
 	const char *socket;
 	bool foreground, restore;
 	const char *state_file; /* --state FILE (tests and side-by-side runs) */
@@ -70,7 +72,7 @@ vnumad_usage(FILE *f)
 {
 	fprintf(f, "usage: vnumad [-n [FILE]] [-f FILE] [--simulate [SCENARIO|default]] "
 	           "[--speed N]\n"
-	           "              [--host-profile linux|libvirt|ideal]\n"
+	           "              [--host-profile linux|libvirt|ideal] [--fault-inject SPEC]\n"
 	           "              [--socket PATH] [--state FILE] [--foreground] [--restore]\n"
 	           "              [--host linux] [--connect URI] [-V] [-h]\n");
 }
@@ -128,6 +130,8 @@ vnumad_parse(int argc, char **argv, struct vnumad_opts *o)
 			o->speed = strtod(vnumad_optval(argc, argv, &i, a), &end);
 			if (*end != '\0' || !(o->speed > 0 && o->speed <= 1000))
 				fatalx("--speed: a number of simulated seconds per second, 0-1000");
+		} else if (vnumad_is(a, "--fault-inject")) {
+			o->fault_inject = vnumad_optval(argc, argv, &i, a);
 		} else if (vnumad_is(a, "--host-profile")) {
 			o->host_profile = vnumad_optval(argc, argv, &i, a);
 		} else if (vnumad_is(a, "--socket")) {
@@ -207,6 +211,17 @@ vnumad_config(struct daemon *d, const struct vnumad_opts *o)
 	if (o->host_profile != NULL &&
 	    sim_profile_parse(o->host_profile, &d->host_profile, err, sizeof(err)) < 0)
 		fatalx("--host-profile: %s", err);
+	if (o->fault_inject != NULL) {
+		double rate;
+		uint64_t seed;
+
+		if (!o->have_simulate)
+			fatalx("--fault-inject: only with --simulate (a test of the daemon)");
+		if (host_fault_spec_parse(o->fault_inject, &rate, &seed, err, sizeof(err)) < 0 ||
+		    snprintf(d->fault_spec, sizeof(d->fault_spec), "%s", o->fault_inject) >=
+		        (int)sizeof(d->fault_spec))
+			fatalx("--fault-inject: %s", err[0] ? err : "too long");
+	}
 	/* No backend named: this machine (--host linux). */
 	d->simulate = o->have_simulate;
 	snprintf(d->scenario, sizeof(d->scenario), "%s", o->simulate ? o->simulate : "default");

@@ -899,6 +899,24 @@ sim_node_used_mib(const struct sim *sim, int node)
 	return sim->node_used_mib[node];
 }
 
+uint64_t
+sim_vcpu_allowed(const struct sim *sim, int vm_idx, int vcpu)
+{
+	return sim->vms[vm_idx].vcpus[vcpu].allowed;
+}
+
+int
+sim_nr_vms(const struct sim *sim)
+{
+	return sim->nr_vms;
+}
+
+int
+sim_vm_nr_vcpus(const struct sim *sim, int vm_idx)
+{
+	return sim->vms[vm_idx].nr_vcpus;
+}
+
 /* ---- driven from outside (vnumad --simulate) ----------------------------------------- */
 
 static int

@@ -118,6 +118,15 @@ uint64_t sim_vm_node_mib(const struct sim *sim, int vm_idx, int node);
 /* Ground truth: node index vCPU vcpu of VM vm_idx runs on, or -1 if the VM is not running. */
 int sim_vcpu_node(const struct sim *sim, int vm_idx, int vcpu);
 uint64_t sim_node_used_mib(const struct sim *sim, int node);
+/* Ground truth: the node mask vCPU vcpu of VM vm_idx may run on (its affinity). */
+uint64_t sim_vcpu_allowed(const struct sim *sim, int vm_idx, int vcpu);
+/* Ground truth: VMs of the scenario (running or not) and VM vm_idx's vCPU count. */
+int sim_nr_vms(const struct sim *sim);
+int sim_vm_nr_vcpus(const struct sim *sim, int vm_idx);
+
+struct host;
+/* The model behind a simulated host (host_sim_open), for tests; NULL for any other host. */
+struct sim *host_sim_model(struct host *h);
 
 /*
  * Driven from outside (vnumad --simulate): no balancer runs inside; the agent takes

@@ -168,6 +168,12 @@ static const struct host_ops sim_host_ops = {
     .wake_s = NULL,
 };
 
+struct sim *
+host_sim_model(struct host *h)
+{
+	return h != NULL && h->ops == &sim_host_ops ? sim_host_of(h)->sim : NULL;
+}
+
 int
 host_sim_open(const char *scenario, enum sim_profile profile, struct host **out, char *err,
               size_t errlen)
