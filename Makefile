@@ -10,7 +10,7 @@ RETRY_SHOW  = if [ -s $(RETRY_LOG) ]; then echo "NOTE: emulated hosts booted a s
 SOURCES     = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find agent host policy guest-tools tests -name '*.[ch]')
 
 .PHONY: all deps build demo check check-werror check-asan check-format format clean bench \
-	bench-migrate install
+	bench-migrate install soak
 
 all: build
 
@@ -80,3 +80,10 @@ bench: deps $(BUILD)/CMakeCache.txt
 bench-migrate: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target bench_migrate
 	VNUMAD_BINDIR=$(BUILD) sh tests/bench/bench_migrate_numa.sh $(BENCH_MIGRATE_ARGS)
+
+# The long soak: vnumad on the simulated host through SOAK_HOURS (default 24) simulated hours
+# of churn, policy changes, reloads and clients (tests/sim/test_soak.sh; make check runs it for
+# 2 hours).  RSS and descriptors must stay bounded, every simulated second has its round.
+SOAK_HOURS ?= 24
+soak: build
+	SOAK_HOURS=$(SOAK_HOURS) VNUMAD_BINDIR=$(abspath $(BUILD)) sh tests/sim/test_soak.sh

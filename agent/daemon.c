@@ -469,14 +469,19 @@ daemon_reload(struct daemon *d, char *err, size_t errlen)
 		rc = daemon_config_check(&cfg, err, errlen); /* what the next start would refuse */
 	if (rc < 0)
 		return rc;
-	/* The socket and the state file stay where they are until a restart. */
-	if (strcmp(cfg.socket_path, d->cfg.socket_path) != 0 ||
-	    strcmp(cfg.state_file, d->cfg.state_file) != 0 ||
-	    cfg.socket_mode != d->cfg.socket_mode ||
-	    strcmp(cfg.control_group, d->cfg.control_group) != 0 ||
-	    cfg.log_target != d->cfg.log_target)
+	/*
+	 * The socket and the state file stay where they are until a restart.  Compared with the
+	 * file as last read, not with the running values, which --socket and --state override:
+	 * a reload that changed none of them says nothing.
+	 */
+	if (strcmp(cfg.socket_path, d->cfg_file.socket_path) != 0 ||
+	    strcmp(cfg.state_file, d->cfg_file.state_file) != 0 ||
+	    cfg.socket_mode != d->cfg_file.socket_mode ||
+	    strcmp(cfg.control_group, d->cfg_file.control_group) != 0 ||
+	    cfg.log_target != d->cfg_file.log_target)
 		log_warnx("socket, socket_mode, control_group, state_file and log_target changes "
 		          "take effect at the next start");
+	d->cfg_file = cfg;
 	memcpy(cfg.socket_path, d->cfg.socket_path, sizeof(cfg.socket_path));
 	memcpy(cfg.state_file, d->cfg.state_file, sizeof(cfg.state_file));
 	rc = policy_files_load(cfg.policy_dir, &pfiles, err, errlen);
@@ -549,7 +554,17 @@ daemon_run(struct daemon *d)
 	log_info("vnumad %s running on the %s host, socket %s", vnumad_version(), d->backend,
 	         d->cfg.socket_path);
 	while (!d->stop) {
-		int arrived = d->host->ops->advance(d->host, daemon_host_target(d));
+		double target = daemon_host_target(d);
+		int arrived;
+
+		/*
+		 * A simulated clock waits for the daemon: it never runs past the next round, so
+		 * every sample period has its round even when the daemon is slower than --speed
+		 * asks (the simulated clock then lags the wall).  A real host's time passes anyway.
+		 */
+		if (d->simulate && target > d->next_sample_s)
+			target = d->next_sample_s;
+		arrived = d->host->ops->advance(d->host, target);
 		double now = d->host->ops->now(d->host), wait_s;
 
 		if (arrived < 0)

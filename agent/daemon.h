@@ -85,6 +85,7 @@ struct daemon {
 	char connect_uri[1024]; /* --connect URI: libvirt over the Linux host; "" = Linux alone */
 	char scenario[4096];    /* --simulate argument ("default" for the built-in) */
 	enum sim_profile host_profile; /* --host-profile: the simulated host's levers */
+	struct config cfg_file;        /* the configuration file as last read (before overrides) */
 	char fault_spec[64];           /* --fault-inject (host/fault.h); "" when off */
 	struct policy_files pfiles;    /* policy_dir's files */
 	const struct balancer_ops *bal;

@@ -195,6 +195,7 @@ vnumad_config(struct daemon *d, const struct vnumad_opts *o)
 		config_defaults(&d->cfg);
 	else if (rc < 0)
 		fatalx("%s", err);
+	d->cfg_file = d->cfg; /* what reload compares with: the file, not the overrides */
 	if (o->socket != NULL)
 		snprintf(d->cfg.socket_path, sizeof(d->cfg.socket_path), "%s", o->socket);
 	if (o->state_file != NULL)

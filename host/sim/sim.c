@@ -502,6 +502,9 @@ sim_departures(struct sim *sim)
 
 		if (vm->running && vm->scn->stop_s >= 0 && sim->now_s >= vm->scn->stop_s - 1e-9) {
 			sim_vm_release(sim, vm);
+			/* A VM that left never comes back: its memory map goes (a day of churn kept
+			 * every departed VM's, 20 KiB per 8 GiB VM). */
+			sim_vm_memory_free(sim, vm);
 			vm->running = false;
 			vm->finished = true;
 		}
