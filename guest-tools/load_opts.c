@@ -116,7 +116,8 @@ load_size_parse(const char *s, uint64_t *bytes)
 	b = (uint64_t)v;
 	if ((double)b < v)
 		b++;
-	*bytes = (b + LOAD_PAGE_BYTES - 1) / LOAD_PAGE_BYTES * LOAD_PAGE_BYTES;
+	*bytes =
+	    (b + LOAD_MEMORY_ALIGN_BYTES - 1) / LOAD_MEMORY_ALIGN_BYTES * LOAD_MEMORY_ALIGN_BYTES;
 	return 0;
 }
 
@@ -562,18 +563,16 @@ int
 load_qemu_args_build(const struct load_opts *o, struct load_qemu_args *out)
 {
 	struct load_pattern p;
-	int ret = 0;
+	int cells = o->workload == LOAD_WL_CELLS && o->cells > 0 ? o->cells : 0, ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (o->workload != LOAD_WL_CELLS || o->cells <= 0)
-		return 0;
 	load_pattern_init(&p, o);
-	if ((out->argv = calloc(2 + 4 * (size_t)o->cells + 1, sizeof(*out->argv))) == NULL)
+	if ((out->argv = calloc(2 + 4 * (size_t)cells + 1, sizeof(*out->argv))) == NULL)
 		return -ENOMEM;
 	if (load_qemu_args_add(out, "-m") < 0 ||
 	    load_qemu_args_add(out, "size=%" PRIu64 "k", o->memory_bytes / 1024) < 0)
 		ret = -ENOMEM;
-	for (int c = 0; ret == 0 && c < o->cells; c++)
+	for (int c = 0; ret == 0 && c < cells; c++)
 		ret = load_qemu_cell_args(out, &p, c);
 	if (ret < 0)
 		load_qemu_args_free(out);

@@ -32,8 +32,14 @@
 #define LOAD_MEMORY_MAX ((uint64_t)1 << 50)
 /* Default RAM (bytes): 1 GiB, a small guest, larger than any CPU cache. */
 #define LOAD_MEMORY_DEFAULT ((uint64_t)1 << 30)
-/* Every size is rounded up to whole pages of this many bytes. */
+/* A page, bytes: a cell holds whole pages. */
 #define LOAD_PAGE_BYTES 4096
+/*
+ * --memory is rounded up to a multiple of this many bytes: 8 KiB, as QEMU rounds -m
+ * (vl.c set_memory_options), so the RAM mapped is the RAM block a QEMU given the same -m
+ * maps, and vnumad finds it by that size.
+ */
+#define LOAD_MEMORY_ALIGN_BYTES 8192
 /* Longest accepted time (seconds), about 31 years: beyond is surely a typo. */
 #define LOAD_SECONDS_MAX 1e9
 /* Shortest --report period (seconds): shorter would flood the output. */
@@ -56,7 +62,7 @@ enum load_workload {
 struct load_opts {
 	char name[LOAD_NAME_MAX + 1]; /* --name or -name guest=NAME; "" until given */
 	int vcpus;                    /* --vcpus, default 1 */
-	uint64_t memory_bytes;        /* --memory, whole pages */
+	uint64_t memory_bytes;        /* --memory, a multiple of LOAD_MEMORY_ALIGN_BYTES */
 	int node;                     /* --node, -1 = not given */
 	bool mbind;                   /* --mbind: place with set_mempolicy, not CPU affinity */
 	enum load_workload workload;  /* --workload, default private */
@@ -75,7 +81,7 @@ struct load_opts {
  * Parse argv[1..argc-1] into *o (defaults first) and check the combination.  Accepts
  * "--opt VALUE" and "--opt=VALUE", and QEMU's "-name [guest=]NAME[,...]" so that the
  * re-executed command line parses too; QEMU's "-m", "-object" and "-numa" (which the
- * re-executed command line carries for --workload cells, load_qemu_args_build) are accepted
+ * re-executed command line carries, load_qemu_args_build) are accepted
  * and ignored: --memory, --vcpus and --cells decide.  Returns 0, or -EINVAL with a message in
  * err.
  */
@@ -83,8 +89,8 @@ int load_opts_parse(struct load_opts *o, int argc, char **argv, char *err, size_
 
 /*
  * A size: a decimal number (fraction allowed) with an optional unit M/MiB, G/GiB or T/TiB
- * (any case; no unit = MiB, as QEMU's -m).  Rounded up to whole pages; 0 or -EINVAL (bad
- * syntax, below LOAD_MEMORY_MIN or above LOAD_MEMORY_MAX).
+ * (any case; no unit = MiB, as QEMU's -m).  Rounded up to LOAD_MEMORY_ALIGN_BYTES; 0 or
+ * -EINVAL (bad syntax, below LOAD_MEMORY_MIN or above LOAD_MEMORY_MAX).
  */
 int load_size_parse(const char *s, uint64_t *bytes);
 /* Seconds: a decimal number above 0 and at most LOAD_SECONDS_MAX; 0 or -EINVAL. */
@@ -121,11 +127,11 @@ struct load_qemu_args {
 };
 
 /*
- * The QEMU options that describe the guest RAM of --workload cells the way libvirt's QEMU
- * command line does, so that vnumad's discovery finds the cells: "-m" "size=<KiB>k", then per
- * cell c (load_pattern_cell_range, load_pattern_cell_vcpus) "-object"
- * "memory-backend-ram,id=cellC,size=<bytes>" and "-numa" "node,nodeid=C,cpus=A-B,memdev=cellC".
- * None for the other workloads.  0, or -ENOMEM (out is then empty).
+ * The QEMU options that describe the guest RAM the way libvirt's QEMU command line does, so
+ * that vnumad's discovery finds it by its size: "-m" "size=<KiB>k" (the RAM mapped, whole),
+ * then for --workload cells per cell c (load_pattern_cell_range, load_pattern_cell_vcpus)
+ * "-object" "memory-backend-ram,id=cellC,size=<bytes>" and "-numa"
+ * "node,nodeid=C,cpus=A-B,memdev=cellC".  0, or -ENOMEM (out is then empty).
  */
 int load_qemu_args_build(const struct load_opts *o, struct load_qemu_args *out);
 void load_qemu_args_free(struct load_qemu_args *a);

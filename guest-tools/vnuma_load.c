@@ -6,7 +6,8 @@
  * is a memory benchmark with the same patterns.
  *
  * Start-up re-executes /proc/self/exe as "qemu-system-x86_64 -name guest=NAME,... <options>"
- * (with the -m/-object/-numa options that describe the cells, for --workload cells) and
+ * (with -m giving the size of the RAM mapped, and the -object/-numa options that describe the
+ * cells for --workload cells) and
  * renames the main thread, so a process scan finds it as QEMU would be found.  The main
  * thread then only reports and waits for SIGTERM/SIGINT (blocked in every thread and taken
  * with sigtimedwait, so there is no signal handler).  Options: docs/vnuma-load.1.

@@ -161,7 +161,7 @@ skip_note(struct linux_discover_skips *skips, int pid, const char *what, int err
 	snprintf(skips->reason, sizeof(skips->reason), "pid %d: %s: %s", pid, what, strerror(-err));
 }
 
-/* Name, -m and the vNUMA cells from the command line. */
+/* Name, -m, the vNUMA cells and QEMU's RAM block from the command line. */
 static void
 vm_cmdline_apply(struct linux_vm *vm, const struct linux_cmdline *cmd)
 {
@@ -181,6 +181,11 @@ vm_cmdline_apply(struct linux_vm *vm, const struct linux_cmdline *cmd)
 		snprintf(vm->name, sizeof(vm->name), "pid-%d", vm->pid);
 	if (!vm->mem_from_cmdline && vm->numa.nr_cells > 0) {
 		vm->mem_mib = vm->numa.ram_bytes >> 20; /* QEMU checked them against its RAM */
+		vm->mem_from_cmdline = true;
+	}
+	if (!vm->mem_from_cmdline && vm->numa.ram_block >= 0) {
+		/* -machine memory-backend= without -m: QEMU takes the backend's size */
+		vm->mem_mib = vm->numa.backends[vm->numa.ram_block].size_bytes >> 20;
 		vm->mem_from_cmdline = true;
 	}
 }
@@ -368,34 +373,53 @@ vm_ram_largest(struct linux_vm *vm, const struct linux_numa_maps *maps)
 	}
 }
 
-/* True when addr lies in a cell's memory backend as ram_layout.h located it. */
+/* True when addr lies in one of ram[0..nr). */
 static bool
-vm_addr_in_cells(const struct linux_qemu_numa *numa, uint64_t addr)
+vm_addr_in(const struct linux_ram_range *ram, int nr, uint64_t addr)
 {
-	for (int c = 0; c < numa->nr_cells; c++)
-		if (addr >= numa->cells[c].host_start &&
-		    addr - numa->cells[c].host_start < numa->cells[c].size_bytes)
+	for (int i = 0; i < nr; i++)
+		if (addr >= ram[i].start && addr - ram[i].start < ram[i].len)
 			return true;
 	return false;
 }
 
+/* Why guest RAM was found by size only (ram_layout.h located none of it). */
+static void
+vm_ram_guess_note(struct linux_vm *vm)
+{
+	const struct linux_qemu_numa *numa = &vm->numa;
+	const char *why = numa->ram_block_error;
+
+	if (why[0] == '\0' && numa->error[0] != '\0')
+		why = "its -numa nodes' memory backends were not laid out";
+	else if (why[0] == '\0')
+		why = "no -m or memory backend matched";
+	snprintf(vm->ram_guess, sizeof(vm->ram_guess), "%s", why);
+}
+
 /*
- * Pick the guest RAM mappings and sum their pages per node: with cells whose memory backends
- * ram_layout.h locates, every mapping inside those (resident or not), else vm_ram_largest.
+ * Pick the guest RAM mappings and sum their pages per node: every mapping inside the memory
+ * backends ram_layout.h located (the cells', or the one of QEMU's RAM block), resident or
+ * not; when it located none, vm_ram_largest, and ram_guess says why.
  */
 static void
 vm_ram_apply(const char *root, struct linux_vm *vm, const struct linux_numa_maps *maps)
 {
+	struct linux_ram_range *ram;
 	uint64_t total_kib = 0;
+	int nr;
 
-	if (linux_ram_layout_read(root, vm->pid, &vm->numa) == 0 && vm->numa.nr_cells > 0 &&
-	    vm->numa.cells[0].host_start != 0) {
+	linux_ram_layout_read(root, vm->pid, &vm->numa);
+	if ((nr = linux_ram_layout_ranges(&vm->numa, &ram)) > 0) {
 		for (size_t i = 0; i < maps->nr_maps; i++)
-			if (vm_addr_in_cells(&vm->numa, maps->maps[i].start))
+			if (vm_addr_in(ram, nr, maps->maps[i].start))
 				vm_ram_add(vm, maps, &maps->maps[i]);
 	} else {
 		vm_ram_largest(vm, maps);
+		if (nr == 0) /* else the cells' RAM was not located: layout_error says why */
+			vm_ram_guess_note(vm);
 	}
+	free(ram);
 	for (int n = 0; n < vm->nr_resident; n++)
 		total_kib += vm->resident_kib[n];
 	if (!vm->mem_from_cmdline)

@@ -14,12 +14,16 @@
  *   "pid-N".
  * - vCPUs: threads named "CPU n/KVM" or "CPU n/TCG" (QEMU names them so with
  *   -name ...,debug-threads=on, which libvirt always passes); sorted by index n, gaps kept.
- * - Guest RAM mappings: among the anonymous, memfd and hugetlbfs mappings of numa_maps, the
- *   largest by resident bytes and every other one holding at least 1/LINUX_RAM_MAP_FRACTION
- *   of it (QEMU splits RAM per vNUMA cell or memory backend).
+ * - Guest RAM mappings: the mappings of the memory backends that hold guest RAM, found for
+ *   certain in /proc/<pid>/maps by what they are (ram_layout.h): each vNUMA cell's memdev=,
+ *   else QEMU's one RAM block (-machine memory-backend=, or the backend QEMU makes itself for
+ *   -m and -mem-path, qemu_numa.h).  Only when that finds none (no -m, a size no mapping
+ *   has, several mappings of it that cannot be told apart, maps unreadable): by size, among
+ *   the anonymous, memfd and hugetlbfs mappings of numa_maps the largest by resident bytes and
+ *   every other one holding at least 1/LINUX_RAM_MAP_FRACTION of it, and ram_guess says why.
  * - Guest RAM size: the -m option ("-m 1024", "-m 4G", "-m size=2G,maxmem=..."; no suffix
- *   means MiB); without one, the total of the vNUMA cells; without those, the resident size of
- *   the RAM mappings.
+ *   means MiB); without one, the total of the vNUMA cells, or the size of the backend
+ *   -machine memory-backend= names; without those, the resident size of the RAM mappings.
  * - vNUMA cells: from -numa node, -object memory-backend-* and -m (qemu_numa.h), kept only when
  *   every vCPU thread's index lies in a cell; otherwise none, and numa.error says why.
  */
@@ -34,9 +38,11 @@
 #include "policy/model.h"
 
 /*
- * A mapping counts as guest RAM when it holds at least 1/LINUX_RAM_MAP_FRACTION of the largest
- * candidate's resident bytes.  Default 8: a per-cell split of up to 8 uneven cells is kept,
- * while QEMU's own heaps and thread arenas (a few MiB) are not.
+ * When guest RAM is found by size only (discover.h): a mapping counts as guest RAM when it
+ * holds at least 1/LINUX_RAM_MAP_FRACTION of the largest candidate's resident bytes.  Default
+ * 8: a per-cell split of up to 8 uneven cells is kept, while QEMU's own heaps and thread arenas
+ * (a few MiB) are not; but so is any other large mapping (QEMU's video RAM, a sanitizer's
+ * shadow memory), which is why it is only the fallback.
  */
 #define LINUX_RAM_MAP_FRACTION 8
 /* Length of a VM name we keep, with its NUL (struct snap_vm.name has 64 bytes). */
@@ -55,6 +61,7 @@ struct linux_vm {
 	uint64_t mem_mib;            /* guest RAM size */
 	bool mem_from_cmdline;       /* mem_mib came from -m or the cells (else numa_maps) */
 	/* Guest RAM mappings, from numa_maps. */
+	char ram_guess[LINUX_QEMU_ERROR_MAX]; /* why they were found by size only; "" if not */
 	int nr_ram_maps;
 	uint64_t *ram_starts;   /* their start addresses, ascending; owned */
 	bool ram_huge;          /* some RAM mapping is hugetlbfs-backed */

@@ -121,6 +121,8 @@ lh_describe(struct linux_host *lh)
 	                    "VMs whose -numa options were not understood, placed as one cell");
 	n = lh_describe_vms(lh, n, offsetof(struct lh_vm, ram_error),
 	                    "VMs whose vNUMA cells' RAM was not located, so none moves");
+	n = lh_describe_vms(lh, n, offsetof(struct lh_vm, ram_guess),
+	                    "VMs whose guest RAM was found by size only");
 	if (lh->mig == NULL || n <= 0 || (size_t)n >= sizeof(lh->describe))
 		return;
 	linux_migrator_stats_get(lh->mig, &ms);
@@ -193,8 +195,10 @@ lh_vm_vcpus(struct linux_host *lh, struct lh_vm *vm, struct snap_vm *sv,
 /*
  * Guest RAM as host address ranges in guest-physical order: with vNUMA cells backed by memory
  * backends, each cell's backend where ram_layout.h located it (none when it could not, and
- * ram_error says why); otherwise the RAM mappings (numa_maps starts, maps ends) in ascending
- * address, as QEMU's one RAM block, or its -numa mem= cells inside it, are laid out.
+ * ram_error says why); otherwise QEMU's one RAM block (its -numa mem= cells are consecutive
+ * ranges inside it) where ram_layout.h located it; and when it did not, the RAM mappings
+ * discovery found by size (numa_maps starts, maps ends) in ascending address, and ram_guess
+ * says why.
  */
 static void
 lh_vm_ram(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv)
@@ -207,6 +211,7 @@ lh_vm_ram(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv)
 	vm->nr_ram = 0;
 	snprintf(vm->cells_error, sizeof(vm->cells_error), "%s", lv->numa.error);
 	snprintf(vm->ram_error, sizeof(vm->ram_error), "%s", lv->numa.layout_error);
+	snprintf(vm->ram_guess, sizeof(vm->ram_guess), "%s", lv->ram_guess);
 	if ((nr = linux_ram_layout_ranges(&lv->numa, &vm->ram)) != 0) {
 		vm->nr_ram = nr > 0 ? nr : 0;
 		return;
@@ -460,21 +465,29 @@ lh_sampling_source(struct host *h, int vm_id, const char **reason)
 	return linux_sampling_source_name(vm->sampling.source);
 }
 
+/* What is uncertain about a VM's memory, each reason that applies, "; " between two. */
 static const char *
 lh_vm_note(struct host *h, int vm_id)
 {
 	struct linux_host *lh = lh_of(h);
 	const struct lh_vm *vm = linux_host_vm(lh, vm_id);
+	size_t n = 0;
 
 	lh->note[0] = '\0';
-	if (vm != NULL && vm->ram_error[0] != '\0')
-		snprintf(lh->note, sizeof(lh->note),
-		         "its guest cells' RAM was not located, so none of it moves: %s",
-		         vm->ram_error);
-	else if (vm != NULL && vm->cells_error[0] != '\0')
-		snprintf(lh->note, sizeof(lh->note),
-		         "its -numa options were not understood, so it is placed as one cell: %s",
-		         vm->cells_error);
+	if (vm == NULL)
+		return lh->note;
+	if (vm->ram_error[0] != '\0')
+		n += (size_t)snprintf(
+		    lh->note, sizeof(lh->note),
+		    "its guest cells' RAM was not located, so none of it moves: %s", vm->ram_error);
+	else if (vm->cells_error[0] != '\0')
+		n += (size_t)snprintf(
+		    lh->note, sizeof(lh->note),
+		    "its -numa options were not understood, so it is placed as one cell: %s",
+		    vm->cells_error);
+	if (vm->ram_guess[0] != '\0' && n < sizeof(lh->note))
+		snprintf(lh->note + n, sizeof(lh->note) - n, "%sguest RAM found by size only (%s)",
+		         n > 0 ? "; " : "", vm->ram_guess);
 	return lh->note;
 }
 

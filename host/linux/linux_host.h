@@ -75,6 +75,8 @@ struct lh_vm {
 	char ram_error[LINUX_QEMU_ERROR_MAX];
 	/* Why its -numa options gave no cells (qemu_numa.h): vnumad places it as one cell. */
 	char cells_error[LINUX_QEMU_ERROR_MAX];
+	/* Why its guest RAM was found by size only (discover.h); "" when found for certain. */
+	char ram_guess[LINUX_QEMU_ERROR_MAX];
 	struct linux_vm_sampling sampling;
 	double probed_s;
 	struct lh_job *jobs;
@@ -90,7 +92,7 @@ struct linux_host {
 	uint64_t page_bytes;
 	struct linux_host_caps caps;
 	char describe[768];
-	char note[LINUX_QEMU_ERROR_MAX + 96]; /* the last vm_note answer */
+	char note[2 * LINUX_QEMU_ERROR_MAX + 128]; /* the last vm_note answer */
 	/* Processes and VMs left out of a snapshot because a file was malformed. */
 	uint64_t skipped;
 	char skip_reason[160];    /* the last one */

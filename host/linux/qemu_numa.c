@@ -1,8 +1,11 @@
 /*
- * qemu_numa.c - a QEMU guest's vNUMA cells from its command line (qemu_numa.h).
+ * qemu_numa.c - a QEMU guest's vNUMA cells and its RAM's backend from its command line
+ * (qemu_numa.h).
  *
- * One pass over argv collects the -numa node options, the memory backends of -object and the
- * -m size; qn_cells_build then checks them as a whole and lays the cells out by nodeid.
+ * One pass over argv collects the -numa node options, the memory backends of -object, the -m
+ * size and what else says where guest RAM is (-machine memory-backend=, -mem-path); the cells
+ * are then checked as a whole and laid out by nodeid, and without memdev= cells the backend of
+ * QEMU's one RAM block is named (qn_ram_block_set).
  */
 #include "host/linux/qemu_numa.h"
 
@@ -46,10 +49,14 @@ struct qn_parse {
 	size_t nr_backends, cap_backends;
 	struct linux_qemu_cpus *ranges;
 	size_t nr_ranges, cap_ranges;
-	bool numa_cpu;  /* a -numa cpu option: vCPUs mapped by topology */
-	bool numa_node; /* a -numa node option, kept or not */
+	bool numa_cpu;    /* a -numa cpu option: vCPUs mapped by topology */
+	bool numa_node;   /* a -numa node option, kept or not */
+	bool numa_memdev; /* a -numa node option with memdev=, kept or not */
 	bool has_ram;
 	uint64_t ram_bytes;
+	char machine_memdev[LINUX_QEMU_ID_MAX]; /* -machine memory-backend=, "" if none */
+	bool machine_memdev_bad;                /* ... given, but too long to be an id */
+	const char *mem_path;                   /* -mem-path (points into argv), or NULL */
 	char error[LINUX_QEMU_ERROR_MAX];
 };
 
@@ -191,6 +198,28 @@ qn_opts_type(const char *arg, const char *key, char type[QN_ITEM_MAX])
 			snprintf(type, QN_ITEM_MAX, "%s", val != NULL ? val : item);
 		first = false;
 	}
+}
+
+/*
+ * The value of the last key= item of a QemuOpts value into val (size bytes): true if there is
+ * one that fits.
+ */
+static bool
+qn_opts_value(const char *arg, const char *key, char *val, size_t size)
+{
+	char item[QN_ITEM_MAX];
+	const char *p = arg;
+	bool found = false;
+
+	while (p != NULL && *p != '\0') {
+		char *v;
+
+		if ((p = qn_item_next(p, item)) == NULL)
+			break;
+		if ((v = qn_item_split(item)) != NULL && strcmp(item, key) == 0)
+			found = (size_t)snprintf(val, size, "%s", v) < size;
+	}
+	return found;
 }
 
 /* The kind of a memory backend's qom-type; false for every other type. */
@@ -369,6 +398,8 @@ qn_numa_parse(struct qn_parse *qp, const char *arg)
 	if (strcmp(type, "node") != 0)
 		return 0; /* dist, hmat-lb, hmat-cache: nothing about cells */
 	qp->numa_node = true;
+	/* seen even when the option is malformed: QEMU then makes no RAM block of its own */
+	qp->numa_memdev |= qn_opts_value(arg, "memdev", item, sizeof(item));
 	while (*p != '\0') {
 		char *val;
 
@@ -412,6 +443,23 @@ qn_ram_parse(struct qn_parse *qp, const char *arg)
 	}
 	qp->has_ram = ret == 0;
 	return ret < 0 ? qn_fail(qp, "-m %.40s is not a size", arg) : 0;
+}
+
+/* -machine TYPE,...,memory-backend=ID,...: later options win, as QEMU merges them. */
+static void
+qn_machine_parse(struct qn_parse *qp, const char *arg)
+{
+	char id[QN_ITEM_MAX];
+	size_t n;
+
+	if (!qn_opts_value(arg, "memory-backend", id, sizeof(id)))
+		return;
+	n = strlen(id);
+	qp->machine_memdev_bad = n >= LINUX_QEMU_ID_MAX || n == 0;
+	if (qp->machine_memdev_bad)
+		n = 0;
+	memcpy(qp->machine_memdev, id, n);
+	qp->machine_memdev[n] = '\0';
 }
 
 /* ---- checking and laying out ------------------------------------------------------------------
@@ -599,8 +647,60 @@ qn_cells_layout(struct qn_parse *qp, struct linux_qemu_numa *out)
 	out->nr_ranges = (int)qp->nr_ranges;
 	out->ranges = xcalloc(qp->nr_ranges, sizeof(*out->ranges));
 	memcpy(out->ranges, qp->ranges, qp->nr_ranges * sizeof(*out->ranges));
-	qn_backends_hand_over(qp, out);
 	return 0;
+}
+
+/* The backend whose id is id among out's: its index, or -1 unless exactly one has a size. */
+static int
+qn_ram_block_named(const struct linux_qemu_numa *out, const char *id)
+{
+	int found = -1, count = 0;
+
+	for (int i = 0; i < out->nr_backends; i++) {
+		if (strcmp(out->backends[i].id, id) == 0) {
+			found = i;
+			count++;
+		}
+	}
+	return count == 1 && out->backends[found].size_bytes > 0 ? found : -1;
+}
+
+/*
+ * Without memdev= cells, the backend of QEMU's one RAM block (qemu_numa.h): the one
+ * -machine memory-backend= names, or QEMU's own, added last, as QEMU creates it after every
+ * -object.  Else -1, and why in out->ram_block_error.
+ */
+static void
+qn_ram_block_set(const struct qn_parse *qp, struct linux_qemu_numa *out)
+{
+	struct linux_qemu_backend *b;
+
+	out->ram_block = -1;
+	if (qp->numa_memdev)
+		return; /* the cells' backends hold the RAM (ram_layout.h), if understood */
+	if (qp->machine_memdev_bad || qp->machine_memdev[0] != '\0') {
+		if ((out->ram_block = qn_ram_block_named(out, qp->machine_memdev)) < 0)
+			snprintf(out->ram_block_error, sizeof(out->ram_block_error),
+			         "-machine memory-backend=%.40s names no one memory backend with a "
+			         "size",
+			         qp->machine_memdev);
+		return;
+	}
+	if (!qp->has_ram || qp->ram_bytes == 0 ||
+	    qp->ram_bytes > UINT64_MAX - LINUX_QEMU_RAM_ALIGN_BYTES) {
+		snprintf(out->ram_block_error, sizeof(out->ram_block_error),
+		         "no -m or memory backend matched");
+		return;
+	}
+	out->backends =
+	    xreallocarray(out->backends, (size_t)out->nr_backends + 1, sizeof(*out->backends));
+	b = &out->backends[out->nr_backends];
+	memset(b, 0, sizeof(*b));
+	b->kind = qp->mem_path != NULL ? LINUX_QEMU_BACKEND_FILE : LINUX_QEMU_BACKEND_RAM;
+	b->size_bytes = (qp->ram_bytes + LINUX_QEMU_RAM_ALIGN_BYTES - 1) /
+	                LINUX_QEMU_RAM_ALIGN_BYTES * LINUX_QEMU_RAM_ALIGN_BYTES;
+	b->mem_path = qp->mem_path != NULL ? xstrdup(qp->mem_path) : NULL;
+	out->ram_block = out->nr_backends++;
 }
 
 /* ---- the interface ------------------------------------------------------------------------- */
@@ -623,6 +723,10 @@ qn_option(struct qn_parse *qp, const char *opt, const char *val)
 		qn_object_kv(qp, val);
 	else if (strcmp(opt, "-m") == 0)
 		qn_ram_parse(qp, val);
+	else if (strcmp(opt, "-machine") == 0 || strcmp(opt, "-M") == 0)
+		qn_machine_parse(qp, val);
+	else if (strcmp(opt, "-mem-path") == 0)
+		qp->mem_path = val;
 	else
 		return false;
 	return true;
@@ -646,6 +750,8 @@ linux_qemu_numa_parse(int argc, char *const *argv, struct linux_qemu_numa *out)
 		linux_qemu_numa_fail(out, "%s", qp.error);
 		ret = -EINVAL;
 	}
+	qn_backends_hand_over(&qp, out);
+	qn_ram_block_set(&qp, out);
 	for (size_t i = 0; i < qp.nr_backends; i++)
 		free(qp.backends[i].b.mem_path);
 	free(qp.nodes);
@@ -675,7 +781,13 @@ linux_qemu_numa_fail(struct linux_qemu_numa *numa, const char *fmt, ...)
 {
 	va_list ap;
 
-	linux_qemu_numa_free(numa);
+	free(numa->cells);
+	free(numa->ranges);
+	numa->cells = NULL;
+	numa->ranges = NULL;
+	numa->nr_cells = numa->nr_ranges = 0;
+	numa->ram_bytes = 0;
+	numa->layout_error[0] = '\0';
 	va_start(ap, fmt);
 	vsnprintf(numa->error, sizeof(numa->error), fmt, ap);
 	va_end(ap);

@@ -1,11 +1,14 @@
 /*
- * ram_layout.c - where a QEMU process mapped each vNUMA cell's memory backend (ram_layout.h).
+ * ram_layout.c - where a QEMU process mapped each vNUMA cell's memory backend, or the one of
+ * its single RAM block (ram_layout.h).
  *
  * /proc/<pid>/maps is read into mappings; a backend's candidates are spans of them (one
  * mapping, or adjacent ones of one kind, permissions and file) holding exactly its size.  The
  * file backends are located first, by path, then the others group by group (one group per
  * kind and size, largest first), by size, and by creation order when a group has several
- * backends; last, every cell must have its backend located, or none does.
+ * backends; last, every cell must have its backend located, or none does (the RAM block:
+ * located, or not).  The search is for the cells' backends or the RAM block's (rl_target);
+ * the other backends only take part in the groups.
  */
 #include "host/linux/ram_layout.h"
 
@@ -22,6 +25,10 @@
 
 /* Largest sysctl or personality file read, bytes (they hold one number). */
 #define RL_NUMBER_FILE_MAX 64
+/* QEMU maps a backend in whole host pages (HOST_PAGE_ALIGN): 4 KiB on x86-64. */
+#define RL_PAGE_BYTES 4096
+/* Length of the mkstemp() suffix of the file QEMU creates in a mem-path directory. */
+#define RL_MKSTEMP_CHARS 6
 /* A backend's state in the search (0: located): not looked at yet, or not found. */
 #define RL_UNSEEN   (-1)
 #define RL_NOTFOUND (-2)
@@ -70,8 +77,17 @@ struct rl_span {
 	int first, last;
 };
 
+/* What a search locates: each cell's backend, QEMU's one RAM block, or nothing. */
+enum rl_target {
+	RL_TARGET_NONE,
+	RL_TARGET_CELLS,
+	RL_TARGET_BLOCK,
+};
+
 /* One search. */
 struct rl_state {
+	enum rl_target target;
+	char *error; /* where the first reason goes: layout_error or ram_block_error */
 	struct linux_qemu_numa *numa;
 	const struct linux_vmas *vmas;
 	enum linux_mmap_order order;
@@ -132,22 +148,60 @@ static int __attribute__((format(printf, 2, 3))) rl_fail(struct rl_state *st, co
 {
 	va_list ap;
 
-	if (st->numa->layout_error[0] == '\0') {
+	if (st->error[0] == '\0') {
 		va_start(ap, fmt);
-		vsnprintf(st->numa->layout_error, sizeof(st->numa->layout_error), fmt, ap);
+		vsnprintf(st->error, LINUX_QEMU_ERROR_MAX, fmt, ap);
 		va_end(ap);
 	}
 	return -ENXIO;
 }
 
-/* The cell whose memdev is backend b, or -1 (a backend no -numa node uses). */
-static int
-rl_cell_of(const struct linux_qemu_numa *numa, int b)
+static enum rl_target
+rl_target_of(const struct linux_qemu_numa *numa)
 {
-	for (int c = 0; c < numa->nr_cells; c++)
-		if (numa->cells[c].backend == b)
-			return c;
-	return -1;
+	if (numa->nr_cells > 0 && numa->cells[0].backend >= 0)
+		return RL_TARGET_CELLS;
+	if (numa->ram_block >= 0 && numa->ram_block < numa->nr_backends)
+		return RL_TARGET_BLOCK;
+	return RL_TARGET_NONE;
+}
+
+/* Backend b is one the search is for: a cell's, or QEMU's RAM block. */
+static bool
+rl_wanted(const struct rl_state *st, int b)
+{
+	if (st->target == RL_TARGET_BLOCK)
+		return b == st->numa->ram_block;
+	for (int c = 0; c < st->numa->nr_cells; c++)
+		if (st->numa->cells[c].backend == b)
+			return true;
+	return false;
+}
+
+/* What wanted backend b is, for messages: "cell 1 (memdev ram-node1)", "memdev pc.ram", "-m". */
+static void
+rl_who(const struct rl_state *st, int b, char *buf, size_t size)
+{
+	const struct linux_qemu_backend *be = &st->numa->backends[b];
+
+	for (int c = 0; st->target == RL_TARGET_CELLS && c < st->numa->nr_cells; c++) {
+		if (st->numa->cells[c].backend == b) {
+			snprintf(buf, size, "cell %d (memdev %.40s)", c, be->id);
+			return;
+		}
+	}
+	if (be->id[0] != '\0')
+		snprintf(buf, size, "memdev %.40s", be->id);
+	else
+		snprintf(buf, size, "%s",
+		         be->kind == LINUX_QEMU_BACKEND_FILE ? "-m, -mem-path" : "-m");
+}
+
+/* A backend's id for messages: QEMU's own one has none. */
+static const char *
+rl_id(const struct linux_qemu_backend *be)
+{
+	return be->id[0] != '\0' ? be->id : "(QEMU's own, for -m)";
 }
 
 static enum rl_kind
@@ -164,16 +218,33 @@ rl_backend_kind(const struct linux_qemu_backend *b)
 	return RL_NONE;
 }
 
-/* "<id>.XXXXXX" (mkstemp's six characters), then nothing or " (deleted)". */
+/* "XXXXXX" (mkstemp's six characters), then nothing or " (deleted)". */
+static bool
+rl_is_mkstemp_tail(const char *s)
+{
+	if (strnlen(s, RL_MKSTEMP_CHARS) < RL_MKSTEMP_CHARS || strchr(s, '/') != NULL)
+		return false;
+	s += RL_MKSTEMP_CHARS;
+	return *s == '\0' || strcmp(s, " (deleted)") == 0;
+}
+
+/*
+ * "<id>.XXXXXX", then nothing or " (deleted)".  id "" (QEMU's own backend, named after the
+ * machine type's RAM: "pc.ram", "mach-virt.ram"): any name.
+ */
 static bool
 rl_is_id_file(const char *s, const char *id)
 {
 	size_t n = strlen(id);
+	const char *dot;
 
-	if (strncmp(s, id, n) != 0 || s[n] != '.' || strnlen(s + n + 1, 6) < 6)
+	if (n == 0) {
+		for (dot = strchr(s, '.'); dot != NULL; dot = strchr(dot + 1, '.'))
+			if (dot > s && rl_is_mkstemp_tail(dot + 1))
+				return true;
 		return false;
-	s += n + 7;
-	return *s == '\0' || strcmp(s, " (deleted)") == 0;
+	}
+	return strncmp(s, id, n) == 0 && s[n] == '.' && rl_is_mkstemp_tail(s + n + 1);
 }
 
 /* path is the file of backend b: mem-path itself, or QEMU's file in directory mem-path. */
@@ -210,6 +281,15 @@ rl_usable(const struct rl_state *st, size_t i, const struct linux_qemu_backend *
 	       (kind != RL_FILE || rl_path_is_backend(be, st->vmas->vmas[i].path));
 }
 
+/* The bytes QEMU maps for backend be: its size in whole pages. */
+static uint64_t
+rl_mapped_bytes(const struct linux_qemu_backend *be)
+{
+	if (be->size_bytes > UINT64_MAX - RL_PAGE_BYTES)
+		return be->size_bytes;
+	return (be->size_bytes + RL_PAGE_BYTES - 1) / RL_PAGE_BYTES * RL_PAGE_BYTES;
+}
+
 /*
  * The spans of usable mappings, each continuing the one before, that hold exactly be's size,
  * by ascending first mapping, into out (room for one per mapping); returns how many.
@@ -218,6 +298,7 @@ static int
 rl_spans_find(const struct rl_state *st, const struct linux_qemu_backend *be, struct rl_span *out)
 {
 	const struct linux_vma *v = st->vmas->vmas;
+	uint64_t want = rl_mapped_bytes(be);
 	int n = 0;
 
 	for (size_t a = 0; a < st->vmas->nr; a++) {
@@ -225,11 +306,11 @@ rl_spans_find(const struct rl_state *st, const struct linux_qemu_backend *be, st
 
 		if (!rl_usable(st, a, be))
 			continue;
-		for (size_t b = a; b < st->vmas->nr && sum < be->size_bytes; b++) {
+		for (size_t b = a; b < st->vmas->nr && sum < want; b++) {
 			if (b > a && (!rl_joins(st, b) || !rl_usable(st, b, be)))
 				break;
 			sum += v[b].end - v[b].start;
-			if (sum == be->size_bytes)
+			if (sum == want)
 				out[n++] = (struct rl_span){(int)a, (int)b};
 		}
 	}
@@ -269,16 +350,16 @@ rl_take(struct rl_state *st, int b, struct rl_span sp)
 
 /*
  * The backends not yet looked at with b's kind and size, b first, in command-line order,
- * into bs (a file backend: b alone, its file tells it apart); returns how many.  *cell: the
- * first of their cells, or -1 when none is a cell's.
+ * into bs (a file backend: b alone, its file tells it apart); returns how many.  *want: the
+ * first of them the search is for, or -1 when none is.
  */
 static int
-rl_group(const struct rl_state *st, int b, int *bs, int *cell)
+rl_group(const struct rl_state *st, int b, int *bs, int *want)
 {
 	const struct linux_qemu_backend *be = &st->numa->backends[b];
 	int n = 0;
 
-	*cell = -1;
+	*want = -1;
 	for (int j = b; j < st->numa->nr_backends; j++) {
 		const struct linux_qemu_backend *o = &st->numa->backends[j];
 
@@ -287,42 +368,43 @@ rl_group(const struct rl_state *st, int b, int *bs, int *cell)
 		    (j > b && be->kind == LINUX_QEMU_BACKEND_FILE))
 			continue;
 		bs[n++] = j;
-		if (*cell < 0)
-			*cell = rl_cell_of(st->numa, j);
+		if (*want < 0 && rl_wanted(st, j))
+			*want = j;
 	}
 	return n;
 }
 
-/* Backends bs[0..nb) were not located, with nr spans (overlapping unless apart) for them. */
+/*
+ * Backends bs[0..nb) were not located, with nr spans (overlapping unless apart) for them;
+ * want: the first of them the search is for (-1: none, so nothing is wrong).
+ */
 static void
-rl_group_fail(struct rl_state *st, const int *bs, int nb, int cell, int nr, bool apart)
+rl_group_fail(struct rl_state *st, const int *bs, int nb, int want, int nr, bool apart)
 {
 	const struct linux_qemu_backend *be = &st->numa->backends[bs[0]];
+	const char *kind = rl_kind_names[rl_backend_kind(be)];
+	unsigned long long size = (unsigned long long)be->size_bytes;
+	char who[80];
 
 	for (int i = 0; i < nb; i++)
 		st->state[bs[i]] = RL_NOTFOUND;
-	if (cell < 0)
-		return; /* no cell's: it does not matter where it is */
+	if (want < 0)
+		return; /* not one the search is for: it does not matter where it is */
+	rl_who(st, want, who, sizeof(who));
 	if (be->kind == LINUX_QEMU_BACKEND_FILE)
-		rl_fail(st, "cell %d (memdev %.40s): %d mappings of %.40s of %llu bytes", cell,
-		        be->id, nr, be->mem_path ? be->mem_path : "(no mem-path)",
-		        (unsigned long long)be->size_bytes);
+		rl_fail(st, "%s: %d mappings of %.40s of %llu bytes", who, nr,
+		        be->mem_path ? be->mem_path : "(no mem-path)", size);
 	else if (!apart)
-		rl_fail(st,
-		        "cell %d (memdev %.40s): %d overlapping %s spans of mappings of %llu bytes "
-		        "for %d such backends",
-		        cell, be->id, nr, rl_kind_names[rl_backend_kind(be)],
-		        (unsigned long long)be->size_bytes, nb);
+		rl_fail(st, "%s: %d overlapping %s spans of mappings of %llu bytes for %d such %s",
+		        who, nr, kind, size, nb, nb == 1 ? "backend" : "backends");
 	else if (nr == nb)
 		rl_fail(st,
-		        "cell %d (memdev %.40s): %d backends of %llu bytes, and the order this "
-		        "process maps memory in is unknown",
-		        cell, be->id, nb, (unsigned long long)be->size_bytes);
+		        "%s: %d backends of %llu bytes, and the order this process maps memory in "
+		        "is unknown",
+		        who, nb, size);
 	else
-		rl_fail(st,
-		        "cell %d (memdev %.40s): %d %s mappings of %llu bytes for %d such backends",
-		        cell, be->id, nr, rl_kind_names[rl_backend_kind(be)],
-		        (unsigned long long)be->size_bytes, nb);
+		rl_fail(st, "%s: %d %s mappings of %llu bytes for %d such %s", who, nr, kind, size,
+		        nb, nb == 1 ? "backend" : "backends");
 }
 
 /*
@@ -335,7 +417,7 @@ rl_locate_group(struct rl_state *st, int b)
 {
 	int *bs = xcalloc((size_t)st->numa->nr_backends + 1, sizeof(*bs));
 	struct rl_span *sp = xcalloc(st->vmas->nr + 1, sizeof(*sp));
-	int cell, nb = rl_group(st, b, bs, &cell);
+	int want, nb = rl_group(st, b, bs, &want);
 	int nr = rl_spans_find(st, &st->numa->backends[b], sp);
 	bool apart;
 
@@ -347,7 +429,7 @@ rl_locate_group(struct rl_state *st, int b)
 			rl_take(st, bs[i], sp[st->order == LINUX_MMAP_BOTTOM_UP ? i : nb - 1 - i]);
 		st->by_order |= nb > 1;
 	} else {
-		rl_group_fail(st, bs, nb, cell, nr, apart);
+		rl_group_fail(st, bs, nb, want, nr, apart);
 	}
 	free(bs);
 	free(sp);
@@ -421,11 +503,23 @@ rl_order_check(struct rl_state *st)
 			rl_fail(st,
 			        "memory backends %.40s and %.40s are not mapped in the order QEMU "
 			        "made them: equal-sized ones cannot be told apart",
-			        st->numa->backends[prev].id, st->numa->backends[b].id);
+			        rl_id(&st->numa->backends[prev]), rl_id(&st->numa->backends[b]));
 			return;
 		}
 		prev = b;
 	}
+}
+
+/* QEMU's RAM block's start, or none (-ENXIO) when it was not located. */
+static int
+rl_block_set(struct rl_state *st)
+{
+	struct linux_qemu_numa *numa = st->numa;
+
+	if (st->state[numa->ram_block] != 0)
+		rl_fail(st, "its memory backend was not located");
+	numa->ram_block_start = st->error[0] != '\0' ? 0 : rl_start_of(st, numa->ram_block);
+	return st->error[0] != '\0' ? -ENXIO : 0;
 }
 
 /* Every cell's host_start, or none (-ENXIO) when a cell's backend was not located. */
@@ -434,6 +528,8 @@ rl_cells_set(struct rl_state *st)
 {
 	struct linux_qemu_numa *numa = st->numa;
 
+	if (st->target == RL_TARGET_BLOCK)
+		return rl_block_set(st);
 	for (int c = 0; c < numa->nr_cells; c++) {
 		int b = numa->cells[c].backend;
 
@@ -446,10 +542,18 @@ rl_cells_set(struct rl_state *st)
 	return numa->layout_error[0] != '\0' ? -ENXIO : 0;
 }
 
-static bool
-rl_has_backends(const struct linux_qemu_numa *numa)
+/* Forget what an earlier search found; where this one's reason goes. */
+static char *
+rl_reset(struct linux_qemu_numa *numa, enum rl_target target)
 {
-	return numa->nr_cells > 0 && numa->cells[0].backend >= 0;
+	numa->layout_error[0] = '\0';
+	for (int c = 0; c < numa->nr_cells; c++)
+		numa->cells[c].host_start = 0;
+	numa->ram_block_start = 0;
+	if (target != RL_TARGET_BLOCK)
+		return numa->layout_error;
+	numa->ram_block_error[0] = '\0'; /* else it says why there is no RAM block */
+	return numa->ram_block_error;
 }
 
 int
@@ -459,10 +563,9 @@ linux_ram_layout_find(struct linux_qemu_numa *numa, const struct linux_vmas *vma
 	struct rl_state st = {.numa = numa, .vmas = vmas, .order = order};
 	int ret;
 
-	numa->layout_error[0] = '\0';
-	for (int c = 0; c < numa->nr_cells; c++)
-		numa->cells[c].host_start = 0;
-	if (!rl_has_backends(numa))
+	st.target = rl_target_of(numa);
+	st.error = rl_reset(numa, st.target);
+	if (st.target == RL_TARGET_NONE)
 		return 0;
 	st.kind = xcalloc(vmas->nr + 1, sizeof(*st.kind));
 	st.taken = xcalloc(vmas->nr + 1, sizeof(*st.taken));
@@ -486,13 +589,14 @@ int
 linux_ram_layout_read(const char *root, int pid, struct linux_qemu_numa *numa)
 {
 	struct linux_vmas vmas;
+	enum rl_target target = rl_target_of(numa);
+	char *error = rl_reset(numa, target);
 	int ret;
 
-	if (!rl_has_backends(numa))
+	if (target == RL_TARGET_NONE)
 		return 0;
 	if ((ret = linux_vmas_read(root, pid, &vmas)) < 0) {
-		snprintf(numa->layout_error, sizeof(numa->layout_error), "/proc/%d/maps: %s", pid,
-		         strerror(-ret));
+		snprintf(error, LINUX_QEMU_ERROR_MAX, "/proc/%d/maps: %s", pid, strerror(-ret));
 		return ret;
 	}
 	ret = linux_ram_layout_find(numa, &vmas, linux_mmap_order_read(root, pid));
@@ -505,8 +609,16 @@ linux_ram_layout_read(const char *root, int pid, struct linux_qemu_numa *numa)
 int
 linux_ram_layout_ranges(const struct linux_qemu_numa *numa, struct linux_ram_range **out)
 {
+	enum rl_target target = rl_target_of(numa);
+
 	*out = NULL;
-	if (!rl_has_backends(numa))
+	if (target == RL_TARGET_BLOCK && numa->ram_block_start != 0) {
+		*out = xcalloc(1, sizeof(**out));
+		(*out)[0] = (struct linux_ram_range){numa->ram_block_start,
+		                                     numa->backends[numa->ram_block].size_bytes};
+		return 1;
+	}
+	if (target != RL_TARGET_CELLS)
 		return 0;
 	for (int c = 0; c < numa->nr_cells; c++)
 		if (numa->cells[c].host_start == 0)

@@ -1,6 +1,7 @@
 /*
- * ram_layout.h - where a QEMU process mapped the memory backend of each guest vNUMA cell, so
- * that a guest-physical range of RAM becomes the right host addresses.
+ * ram_layout.h - where a QEMU process mapped the memory backend of each guest vNUMA cell, or
+ * the one of its single RAM block, so that a guest-physical range of RAM becomes the right
+ * host addresses, and nothing that is not guest RAM is taken for it.
  *
  * QEMU lays the cells out in guest-physical order by nodeid (qemu_numa.h) but maps their
  * memory backends in the order it creates them, the command-line order of the -object
@@ -15,7 +16,8 @@
  *    when shared, for memory-backend-ram; "/memfd:..." for memory-backend-memfd), readable,
  *    writable and not executable - one mapping, or several adjacent ones of the same kind,
  *    permissions and file (mbind or madvise on part of a backend splits its mapping) - that
- *    hold exactly the backend's size: one backend of that kind and size, one such span.
+ *    hold exactly the backend's size (in whole pages, as QEMU maps it): one backend of that
+ *    kind and size, one such span.
  *    Spans are cut from runs of such mappings by size, never taken whole: a thread's stack can
  *    lie right against a backend.  Larger backends go first, so the parts of a split one are
  *    never taken for smaller ones;
@@ -31,6 +33,13 @@
  * still more spans than backends, or overlapping ones, equal sizes without a known order -
  * leaves the cells' RAM unlocated, with the reason in numa->layout_error: none of that VM's
  * memory is then moved, rather than a wrong cell's.
+ *
+ * Without memdev= cells, QEMU's one RAM block (numa->ram_block, qemu_numa.h: the backend
+ * -machine memory-backend= names, or QEMU's own for -m and -mem-path, created last) is located
+ * by the same rules, the other backends of the command line (a DIMM's) taking part in its
+ * size group and creation order.  When it is not located, the reason goes to
+ * numa->ram_block_error and nothing is refused: there is no other cell's RAM to take for it,
+ * and discovery falls back on sizes (discover.h) and says so.
  *
  * Not handled: kernels that map bottom-up because the stack limit is unlimited (not x86,
  * whose layout ignores it; some other architectures do not).
@@ -62,8 +71,10 @@ enum linux_mmap_order linux_mmap_order_read(const char *root, int pid);
 
 /*
  * Locate the backend of each of numa's cells among vmas (see above): each cell's host_start,
- * and 0.  Cells without backends (mem=, or none): 0 and nothing done.  -ENXIO when the cells'
- * RAM cannot be told apart: numa->layout_error says why and every host_start is 0.
+ * and 0.  -ENXIO when the cells' RAM cannot be told apart: numa->layout_error says why and
+ * every host_start is 0.  Cells without backends (mem=, or none): QEMU's RAM block instead,
+ * numa->ram_block_start and 0, or -ENXIO with ram_block_error saying why; without one
+ * (ram_block -1), 0 and nothing done.
  */
 int linux_ram_layout_find(struct linux_qemu_numa *numa, const struct linux_vmas *vmas,
                           enum linux_mmap_order order);
@@ -71,10 +82,11 @@ int linux_ram_layout_find(struct linux_qemu_numa *numa, const struct linux_vmas 
 int linux_ram_layout_read(const char *root, int pid, struct linux_qemu_numa *numa);
 
 /*
- * numa's guest RAM as host ranges in guest-physical order, one per cell, malloc'd into *out:
- * returns how many.  0 (*out NULL) when the cells have no backends or there are none: guest
- * RAM is then where discover.h's mappings say.  -ENXIO (*out NULL) when the cells' RAM was
- * not located.
+ * numa's guest RAM as host ranges in guest-physical order, one per cell, or the one of QEMU's
+ * RAM block, malloc'd into *out: returns how many.  0 (*out NULL) when neither was located
+ * (cells without backends and no RAM block located, or no cells and none): guest RAM is
+ * then where discover.h's size rule says.  -ENXIO (*out NULL) when the cells' RAM was not
+ * located.
  */
 int linux_ram_layout_ranges(const struct linux_qemu_numa *numa, struct linux_ram_range **out);
 

@@ -1,16 +1,20 @@
 #!/bin/sh
-# test_qemu_ram_layout.sh - vnumad finds each vNUMA cell's RAM in a real QEMU.
+# test_qemu_ram_layout.sh - vnumad finds each vNUMA cell's RAM, and QEMU's one RAM block when
+# there are no cells, in a real QEMU.
 #
 # Starts qemu-system-x86_64 paused (-S, TCG, daemonized so that it returns once initialised)
-# with vNUMA cells backed by memory backends, and two marker words per cell that QEMU itself
-# writes into guest RAM at reset (-device loader): a quarter into the cell and its last word.
+# with vNUMA cells backed by memory backends, or without -numa, and two marker words per cell
+# (all of guest RAM is one "cell" then) that QEMU itself writes into guest RAM at reset
+# (-device loader): a quarter into the cell and its last word.
 # tests/qemu_ram_probe then runs vnumad's discovery on the process and prints the host address
 # a memory move of each marker's guest offset would touch; the marker must be there, read from
 # /proc/PID/mem.  Cases: two equal cells (creation order against address order), two unequal
 # cells (node 0's 64 MiB mapped above node 1's 192 MiB), three cells of unequal size in
 # libvirt 9's JSON form with -object order unlike nodeid order, and two 2 MiB cells (QEMU's own
 # 2 MiB RAM blocks share their size), where vnumad must either be right or say why it cannot
-# tell (and then moves nothing), never be wrong.
+# tell (and then moves nothing), never be wrong; then no -numa: -m alone, libvirt's
+# -machine memory-backend=, -mem-path, a -m QEMU rounds up, and a DIMM's backend of the RAM's
+# size, where vnumad must find the RAM block for certain.
 #
 # Without QEMU (packaging/install-system-deps.sh installs it) or without the right to read its
 # memory the test says why and passes, unless VNUMAD_REQUIRE_QEMU is set.
@@ -174,6 +178,33 @@ stop
 # shellcheck disable=SC2046
 start tiny2 $(kv_cells "0 1" 2 2) $(markers 2 2)
 check tiny2 yes
+stop
+
+# 5. No -numa: QEMU's one RAM block, by -m's size; by libvirt's -machine memory-backend=; on
+# -mem-path (QEMU's file in that directory); -m 65540k, which QEMU rounds up to 64 MiB and
+# 8 KiB; and beside a DIMM's backend of the same size, created before it.
+# shellcheck disable=SC2046
+start single -m 256M $(markers 256)
+check single no
+stop
+# shellcheck disable=SC2046
+start libvirt1 -machine memory-backend=pc.ram -m size=131072k \
+	-object '{"qom-type":"memory-backend-ram","id":"pc.ram","size":134217728}' $(markers 128)
+check libvirt1 no
+stop
+mkdir "$tmp/mem" || fail "cannot make $tmp/mem"
+# shellcheck disable=SC2046
+start mempath1 -m 64 -mem-path "$tmp/mem" $(markers 64)
+check mempath1 no
+stop
+# shellcheck disable=SC2046
+start odd1 -m 65540k $(markers 64)
+check odd1 no
+stop
+# shellcheck disable=SC2046
+start dimm1 -m 128M,slots=2,maxmem=1G -object memory-backend-ram,id=mem1,size=128M \
+	-device pc-dimm,id=dimm1,memdev=mem1 $(markers 128)
+check dimm1 no
 stop
 
 echo "PASS: test_qemu_ram_layout"

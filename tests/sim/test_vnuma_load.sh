@@ -5,9 +5,9 @@
 # "-name guest=NAME" on the command line, one "CPU n/KVM" thread per vCPU.  Its report lines
 # parse and every vCPU makes accesses; --node 0 places the RAM on node 0; every workload runs;
 # SIGTERM ends it with status 0 and a summary; bad options exit 2 with a message; every option
-# of --help is in the man page.  With --workload cells its command line carries QEMU's -m,
-# -object and -numa options for the cells, each cell is its own RAM mapping, and vnumad --host
-# linux finds the VM with its cells policy.  Waits are bounded polls on the tool's own output,
+# of --help is in the man page.  Its command line carries QEMU's -m with the size of its RAM;
+# with --workload cells also the -object and -numa options for the cells, each cell is its own
+# RAM mapping, and vnumad --host linux finds the VM with its cells policy.  Waits are bounded polls on the tool's own output,
 # never timing.
 set -u
 
@@ -71,6 +71,9 @@ done
 [ "$found" = "$PID" ] || fail "a /proc scan found pid '$found' for guest=$NAME, want $PID"
 tr '\0' '\n' <"/proc/$PID/cmdline" >"$tmp/cmdline"
 [ "$(head -1 "$tmp/cmdline")" = qemu-system-x86_64 ] || fail "argv[0] is '$(head -1 "$tmp/cmdline")'"
+# After -name: QEMU's -m with the size of the RAM mapped, as libvirt writes it.
+[ "$(sed -n '4,5p' "$tmp/cmdline" | tr '\n' ' ')" = "-m size=65536k " ] ||
+	fail "no -m size=65536k after -name: $(tr '\n' ' ' <"$tmp/cmdline")"
 cat /proc/$PID/task/*/comm >"$tmp/threads"
 grep -qx "CPU 0/KVM" "$tmp/threads" || fail "no thread 'CPU 0/KVM': $(tr '\n' ';' <"$tmp/threads")"
 grep -qx "CPU 1/KVM" "$tmp/threads" || fail "no thread 'CPU 1/KVM'"

@@ -1,7 +1,10 @@
 /*
  * test_linux_discover.c - QEMU discovery, sampling-source probe and snapshot building on the
  * fixture tree tests/fixtures/linux/qemu-2node (see the README there), plus a run on this
- * machine's own /proc and /sys (must not fail).
+ * machine's own /proc and /sys (must not fail); and guest RAM found by what it is on captures
+ * (tests/fixtures/qemu-ram-layout) where mappings that are not RAM hold as much as 1/8 of the
+ * RAM's resident pages: TCG's code buffer of a real QEMU, the shadow memory of a vnuma-load
+ * built with AddressSanitizer.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -174,6 +177,55 @@ test_discover_fixture(void **state)
 	assert_int_equal(vms[3].nr_resident, 1);
 	assert_int_equal(vms[3].resident_kib[0], 512 * MIB_KIB);
 	linux_vms_free(vms, nr);
+}
+
+/*
+ * The one VM of capture name (tests/fixtures/qemu-ram-layout): its guest RAM mappings are
+ * exactly the one at ram_start, with ram_mib resident on node 0, and its size is mem_mib.
+ */
+static void
+assert_ram_exactly(const char *name, uint64_t ram_start, uint64_t ram_mib, uint64_t mem_mib)
+{
+	char rel[128];
+	struct linux_vm *vms;
+	size_t nr;
+
+	snprintf(rel, sizeof(rel), "tests/fixtures/qemu-ram-layout/%s", name);
+	assert_int_equal(linux_vms_discover(ltu_src_path(rel), &vms, &nr), 0);
+	assert_int_equal(nr, 1);
+	print_message("%s: %d RAM mappings, the first at 0x%llx\n", name, vms[0].nr_ram_maps,
+	              vms[0].nr_ram_maps > 0 ? (unsigned long long)vms[0].ram_starts[0] : 0ull);
+	assert_int_equal(vms[0].nr_ram_maps, 1);
+	assert_int_equal(vms[0].ram_starts[0], ram_start);
+	assert_int_equal(vms[0].nr_resident, 1);
+	assert_int_equal(vms[0].resident_kib[0], ram_mib * MIB_KIB);
+	assert_int_equal(vms[0].mem_mib, mem_mib);
+	linux_vms_free(vms, nr);
+}
+
+/*
+ * A real QEMU 7.2 (TCG, paused) with -m 256M and no -numa: 8 MiB of its RAM resident, and as
+ * much of its 1 GiB TCG code buffer (an anonymous rwx mapping), besides 2 MiB of one of its
+ * own small RAM blocks and 1.5 MiB of another anonymous mapping.  Counting every anonymous
+ * mapping of at least 1/8 of the largest took all four.
+ */
+static void
+test_ram_not_tcg_buffer(void **state)
+{
+	(void)state;
+	assert_ram_exactly("single", 0x7fdec3e00000, 8, 256);
+}
+
+/*
+ * vnuma-load built with AddressSanitizer, --memory 64M: all 64 MiB resident, and 8.3 MiB of
+ * ASan's shadow of it in one 14 TiB anonymous mapping; counting by size took the shadow as RAM
+ * too (72 MiB resident).
+ */
+static void
+test_ram_not_asan_shadow(void **state)
+{
+	(void)state;
+	assert_ram_exactly("asan-load", 0x7f5feac00000, 64, 64);
 }
 
 static void
@@ -401,6 +453,8 @@ main(void)
 	    cmocka_unit_test(test_vcpu_comm),
 	    cmocka_unit_test(test_cpu_use),
 	    cmocka_unit_test(test_discover_fixture),
+	    cmocka_unit_test(test_ram_not_tcg_buffer),
+	    cmocka_unit_test(test_ram_not_asan_shadow),
 	    cmocka_unit_test(test_probe_fixture),
 	    cmocka_unit_test(test_probe_tiering),
 	    cmocka_unit_test(test_snapshot_fixture),

@@ -1,8 +1,10 @@
 /*
  * test_linux_host.c - the Linux backend of struct host_ops (host/linux/linux_host.c):
  * - on the fixture tree tests/fixtures/linux/qemu-2node: what the snapshot holds (uptime,
- *   CPU use, sampling source per VM, the host description) and that a tree is never acted on;
- * - on this machine, against a vnuma-load VM started by the test: discovery, CPU use from two
+ *   CPU use, sampling source per VM, the host description, the note on a VM whose guest RAM
+ *   was found by size only) and that a tree is never acted on;
+ * - on this machine, against a vnuma-load VM started by the test: discovery (its guest RAM
+ *   found by its -m, and nothing else counted, even built with a sanitizer), CPU use from two
  *   samples, a vCPU pin landing as the node's CPUs, a memory move walked to its end with its
  *   results reported, and the routine errors (unknown VM, range outside RAM, levers Linux has
  *   not got);
@@ -73,6 +75,12 @@ test_fixture_snapshot(void **state)
 	assert_non_null(strstr(why, "bind:1"));
 	src = h->ops->sampling_source(h, 99999, &why);
 	assert_string_equal(src, "placement-only");
+	/* web's RAM is the one mapping of its -m 2048; pid-5600 has no -m: found by size */
+	assert_string_equal(h->ops->vm_note(h, web->id), "");
+	assert_string_equal(h->ops->vm_note(h, 5600),
+	                    "guest RAM found by size only (no -m or memory backend matched)");
+	assert_non_null(
+	    strstr(h->ops->describe(h), "VMs whose guest RAM was found by size only: "));
 	/* a captured tree is never acted on */
 	assert_int_equal(h->ops->pin_vcpu(h, web->id, 0, 1), -EROFS);
 	assert_int_equal(h->ops->move_memory(h, web->id, 0, 0, 0, 1, 64), -EROFS);
@@ -117,6 +125,17 @@ test_maps_ends(void **state)
 
 /* ---- on this machine, with a vnuma-load VM ----------------------------------------------- */
 
+/* The VM's resident RAM, MiB, on every node. */
+static uint64_t
+vm_resident_mib(const struct snapshot *snap, const struct snap_vm *vm)
+{
+	uint64_t res = 0;
+
+	for (int n = 0; n < snap->nr_nodes; n++)
+		res += vm->resident_mib[n];
+	return res;
+}
+
 /* A snapshot holding the VM with its RAM resident, or NULL after WAIT_MAX_S. */
 static struct snapshot *
 snap_with(struct host *h, const char *name, const struct snap_vm **vm)
@@ -125,13 +144,10 @@ snap_with(struct host *h, const char *name, const struct snap_vm **vm)
 
 	while (ltu_now_s() - t0 < WAIT_MAX_S) {
 		struct snapshot *snap;
-		uint64_t res = 0;
 
 		assert_int_equal(h->ops->snapshot(h, &snap), 0);
 		*vm = vm_named(snap, name);
-		for (int n = 0; *vm != NULL && n < snap->nr_nodes; n++)
-			res += (*vm)->resident_mib[n];
-		if (*vm != NULL && (*vm)->nr_vcpus == 2 && res >= 60)
+		if (*vm != NULL && (*vm)->nr_vcpus == 2 && vm_resident_mib(snap, *vm) >= 60)
 			return snap;
 		snapshot_free(snap);
 		usleep(100 * 1000);
@@ -162,6 +178,9 @@ test_live_vm(void **state)
 	id = vm->id;
 	assert_int_equal(id, pid);
 	assert_int_equal(vm->mem_mib, 64);
+	/* its RAM found for certain, by -m: no other mapping counted (a sanitizer's shadow) */
+	assert_string_equal(h->ops->vm_note(h, id), "");
+	assert_true(vm_resident_mib(snap, vm) <= 64);
 	assert_true(vm->uptime_s > 0);
 	tid = vm->vcpus[0].tid;
 	snapshot_free(snap);

@@ -237,16 +237,90 @@ test_no_cells_given(void **state)
 	                 0);
 	assert_int_equal(n.nr_cells, 0);
 	assert_string_equal(n.error, "");
+	linux_qemu_numa_free(&n);
 	assert_int_equal(ltu_numa_parse_list(&n, "-numa", "dist,src=0,dst=1,val=21", "-numa", NULL),
 	                 0);
 	assert_int_equal(n.nr_cells, 0);
 	assert_string_equal(n.error, "");
+	linux_qemu_numa_free(&n);
 	assert_int_equal(linux_qemu_numa_parse(0, NULL, &n), 0);
 	assert_int_equal(n.nr_cells, 0);
+	linux_qemu_numa_free(&n);
 	/* a flag without a value does not swallow the option after it */
 	assert_int_equal(ltu_numa_parse_list(&n, "-S", "-numa", "node,cpus=0,mem=64", NULL), 0);
 	assert_int_equal(n.nr_cells, 1);
 	assert_int_equal(n.ram_bytes, 64 * MIB); /* no -m: the cells' total */
+	linux_qemu_numa_free(&n);
+}
+
+/* The backend of QEMU's one RAM block: -m as QEMU reads and rounds it, or the one named. */
+static void
+test_ram_block(void **state)
+{
+	static const struct {
+		const char *m;
+		uint64_t bytes;
+	} sizes[] = {
+	    {"4G", 4096 * MIB},
+	    {"1024", 1024 * MIB}, /* no suffix: MiB */
+	    {"size=2G,slots=4,maxmem=8G", 2048 * MIB},
+	    {"size=2097152k", 2048 * MIB}, /* libvirt's form */
+	    {"1.5G", 1536 * MIB},
+	    {"131076k", 128 * MIB + 8192}, /* 128 MiB + 4 KiB, rounded up to 8 KiB */
+	};
+	struct linux_qemu_numa n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		assert_int_equal(ltu_numa_parse_list(&n, "-m", sizes[i].m, NULL), 0);
+		assert_int_equal(n.ram_block, 0);
+		assert_int_equal(n.nr_backends, 1);
+		assert_string_equal(n.backends[0].id, "");
+		assert_int_equal(n.backends[0].kind, LINUX_QEMU_BACKEND_RAM);
+		if (n.backends[0].size_bytes != sizes[i].bytes)
+			fail_msg("-m %s: %llu bytes", sizes[i].m,
+			         (unsigned long long)n.backends[0].size_bytes);
+		linux_qemu_numa_free(&n);
+	}
+	/* QEMU's own, on -mem-path, after the backends of -object (created before it) */
+	assert_int_equal(ltu_numa_parse_list(&n, "-object", "memory-backend-ram,id=d0,size=1G",
+	                                     "--mem-path", "/dev/hugepages", "-m", "2G", NULL),
+	                 0);
+	assert_int_equal(n.nr_backends, 2);
+	assert_int_equal(n.ram_block, 1);
+	assert_int_equal(n.backends[1].kind, LINUX_QEMU_BACKEND_FILE);
+	assert_string_equal(n.backends[1].mem_path, "/dev/hugepages");
+	linux_qemu_numa_free(&n);
+	/* named by -machine memory-backend= (later -machine options win), or -M */
+	assert_int_equal(ltu_numa_parse_list(&n, "-machine", "q35,memory-backend=x", "-object",
+	                                     "memory-backend-memfd,id=pc.ram,size=1G", "-machine",
+	                                     "memory-backend=pc.ram", "-m", "1G", NULL),
+	                 0);
+	assert_int_equal(n.nr_backends, 1);
+	assert_int_equal(n.ram_block, 0);
+	linux_qemu_numa_free(&n);
+	assert_int_equal(ltu_numa_parse_list(&n, "-M", "pc,memory-backend=nope", "-m", "1G", NULL),
+	                 0);
+	assert_int_equal(n.ram_block, -1);
+	assert_string_equal(n.ram_block_error,
+	                    "-machine memory-backend=nope names no one memory backend with a size");
+	linux_qemu_numa_free(&n);
+	/* -numa memdev= cells (even malformed ones): QEMU makes no RAM block of its own */
+	assert_int_equal(ltu_numa_parse_list(&n, "-m", "1G", "-object",
+	                                     "memory-backend-ram,id=a,size=1G", "-numa",
+	                                     "node,nodeid=0,cpus=0,memdev=a", NULL),
+	                 0);
+	assert_int_equal(n.ram_block, -1);
+	assert_string_equal(n.ram_block_error, "");
+	linux_qemu_numa_free(&n);
+	assert_int_equal(
+	    ltu_numa_parse_list(&n, "-m", "1G", "-numa", "node,nodeid=x,memdev=a", NULL), -EINVAL);
+	assert_int_equal(n.ram_block, -1);
+	linux_qemu_numa_free(&n);
+	/* no -m, or -m 0 (the machine's default size, not known here) */
+	assert_int_equal(ltu_numa_parse_list(&n, "-m", "0", NULL), 0);
+	assert_int_equal(n.ram_block, -1);
+	assert_string_equal(n.ram_block_error, "no -m or memory backend matched");
 	linux_qemu_numa_free(&n);
 }
 
@@ -643,6 +717,7 @@ main(void)
 	    cmocka_unit_test(test_broken_fixtures),
 	    cmocka_unit_test(test_size_parse),
 	    cmocka_unit_test(test_no_cells_given),
+	    cmocka_unit_test(test_ram_block),
 	    cmocka_unit_test(test_memdev_errors),
 	    cmocka_unit_test(test_node_errors),
 	    cmocka_unit_test(test_too_many),

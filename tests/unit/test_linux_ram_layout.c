@@ -1,15 +1,19 @@
 /*
- * test_linux_ram_layout.c - guest RAM offsets to host addresses for guests with vNUMA cells
- * (host/linux/ram_layout.c, and discovery built on it):
+ * test_linux_ram_layout.c - guest RAM offsets to host addresses (host/linux/ram_layout.c, and
+ * discovery built on it), for guests with vNUMA cells and for QEMU's one RAM block:
  * - tests/fixtures/qemu-ram-layout (see the README there): a real QEMU 7.2 with 2 and 3 cells
  *   of equal and unequal sizes, -object order unlike nodeid order, a backend whose mapping was
  *   split in three, file, memfd and shared backends, each with two marker words per cell that
  *   QEMU itself wrote into guest RAM: translating each marker's guest offset must give the host
  *   address where the capture found it; and two tiny cells whose size QEMU's own 2 MiB RAM
  *   blocks share, which must stay unlocated (no moves) rather than be guessed;
+ * - the same captures without -numa (tests/fixtures/qemu-ram-layout, README): QEMU's one RAM
+ *   block for -m, for -machine memory-backend=, on -mem-path, of a -m QEMU rounds up, beside a
+ *   DIMM's backend of the same size: the markers must lie where guest RAM is;
  * - inline maps and command lines for each rule and its refusals: bottom-up and unknown
  *   mapping order, a backend mapped out of creation order, extra regions without QEMU's guard
- *   page, missing regions, mem-path files, legacy mem= cells, malformed maps;
+ *   page, missing regions, mem-path files, legacy mem= cells, QEMU's one RAM block among
+ *   mappings that are not RAM (a sanitizer's shadow, TCG's code buffer), malformed maps;
  * - the mapping order from the sysctl and the process's personality;
  * - cutting a guest range out of ranges laid end to end.
  */
@@ -59,7 +63,7 @@ markers_load(const char *name, struct marker *m)
 	                                 &m[n].guest_off, &m[n].host, &m[n].value) == 4)
 		n++;
 	fclose(f);
-	assert_true(n >= 4);
+	assert_true(n >= 2);
 	return n;
 }
 
@@ -165,6 +169,48 @@ test_fixture_kinds3(void **state)
 {
 	(void)state;
 	check_fixture("kinds3", 3, 3); /* file in a mem-path directory, memfd, ram share=on */
+}
+
+/*
+ * Fixture name of a real QEMU without -numa: guest RAM is one range, QEMU's RAM block of
+ * ram_bytes found for certain, with each marker where its guest offset says, and its RAM
+ * mapping the one inside that range.
+ */
+static void
+check_block_fixture(const char *name, uint64_t ram_bytes)
+{
+	struct marker m[MARKERS_MAX];
+	struct linux_vm *vms;
+	const struct linux_vm *vm = fixture_vm(name, &vms);
+	struct linux_ram_range *ram, out[1];
+	int n = markers_load(name, m);
+
+	print_message("%s\n", name);
+	assert_int_equal(vm->numa.nr_cells, 0);
+	assert_true(vm->numa.ram_block >= 0);
+	assert_string_equal(vm->numa.ram_block_error, "");
+	assert_string_equal(vm->ram_guess, "");
+	assert_int_equal(linux_ram_layout_ranges(&vm->numa, &ram), 1);
+	assert_int_equal(ram[0].len, ram_bytes);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(linux_ram_ranges_cut(ram, 1, m[i].guest_off, 8, out), 1);
+		assert_int_equal(out[0].start, m[i].host);
+	}
+	assert_int_equal(vm->nr_ram_maps, 1);
+	assert_int_equal(vm->ram_starts[0], ram[0].start);
+	free(ram);
+	linux_vms_free(vms, 1);
+}
+
+static void
+test_fixture_single(void **state)
+{
+	(void)state;
+	check_block_fixture("single", 256 * MIB);      /* -m 256M */
+	check_block_fixture("libvirt1", 256 * MIB);    /* -machine memory-backend=pc.ram */
+	check_block_fixture("mempath1", 128 * MIB);    /* -m 128 -mem-path DIR */
+	check_block_fixture("odd1", 128 * MIB + 8192); /* -m 131076k, rounded up to 8 KiB */
+	check_block_fixture("dimm1", 256 * MIB);       /* and a DIMM's 256 MiB backend */
 }
 
 /* Three 2 MiB RAM blocks with a guard page for two 2 MiB cells: not located, no moves. */
@@ -333,7 +379,7 @@ test_sizes_and_guards(void **state)
 	                 0);
 	assert_int_equal(find_in(&n, maps, LINUX_MMAP_TOP_DOWN), -ENXIO);
 	assert_string_equal(n.layout_error, "cell 1 (memdev b): 0 anonymous mappings of 100663296 "
-	                                    "bytes for 1 such backends");
+	                                    "bytes for 1 such backend");
 	linux_qemu_numa_free(&n);
 
 	/* three 32 MiB mappings in a row fit two 64 MiB backends twice, overlapping: refused */
@@ -402,10 +448,18 @@ test_file_backends(void **state)
 	linux_qemu_numa_free(&n);
 }
 
-/* Cells without backends (mem=) and no cells: nothing to locate, guest RAM as before. */
+/*
+ * Cells without backends (mem=) and no cells: QEMU's one RAM block of -m, located by its exact
+ * size; when it is not there, nothing is located but nothing is refused either (discovery
+ * falls back on sizes and says so).  Without -m nothing is looked for.
+ */
 static void
 test_no_backends(void **state)
 {
+	static const char maps_128[] = "10000000-14000000 rw-p 00000000 00:00 0 \n"
+	                               "14000000-14001000 ---p 00000000 00:00 0 \n"
+	                               "30000000-38000000 rw-p 00000000 00:00 0 \n"
+	                               "38000000-38001000 ---p 00000000 00:00 0 \n";
 	struct linux_qemu_numa n;
 	struct linux_ram_range *ram;
 
@@ -416,17 +470,128 @@ test_no_backends(void **state)
 	                 0);
 	assert_int_equal(n.nr_cells, 2);
 	assert_int_equal(n.cells[0].backend, -1);
-	assert_int_equal(find_in(&n, maps_two_64, LINUX_MMAP_TOP_DOWN), 0);
+	assert_int_equal(n.ram_block, 0);
+	assert_int_equal(n.nr_backends, 1);
+	assert_string_equal(n.backends[0].id, ""); /* QEMU's own */
+	assert_int_equal(n.backends[0].size_bytes, 128 * MIB);
+	/* no mapping of 128 MiB */
+	assert_int_equal(find_in(&n, maps_two_64, LINUX_MMAP_TOP_DOWN), -ENXIO);
 	assert_string_equal(n.layout_error, "");
+	assert_string_equal(n.ram_block_error,
+	                    "-m: 0 anonymous mappings of 134217728 bytes for 1 such backend");
 	assert_int_equal(n.cells[0].host_start, 0);
 	assert_int_equal(linux_ram_layout_ranges(&n, &ram), 0);
 	assert_null(ram);
+	/* there is one: the RAM, and the cells are consecutive ranges of it */
+	assert_int_equal(find_in(&n, maps_128, LINUX_MMAP_TOP_DOWN), 0);
+	assert_string_equal(n.ram_block_error, "");
+	assert_int_equal(n.ram_block_start, 0x30000000);
+	assert_int_equal(linux_ram_layout_ranges(&n, &ram), 1);
+	assert_int_equal(ram[0].start, 0x30000000);
+	assert_int_equal(ram[0].len, 128 * MIB);
+	free(ram);
 	linux_qemu_numa_free(&n);
 
 	assert_int_equal(ltu_numa_parse_list(&n, "-m", "128", NULL), 0);
 	assert_int_equal(n.nr_cells, 0);
-	assert_int_equal(find_in(&n, maps_two_64, LINUX_MMAP_TOP_DOWN), 0);
+	assert_int_equal(find_in(&n, maps_two_64, LINUX_MMAP_TOP_DOWN), -ENXIO);
 	assert_int_equal(linux_ram_layout_ranges(&n, &ram), 0);
+	assert_int_equal(find_in(&n, maps_128, LINUX_MMAP_UNKNOWN), 0);
+	assert_int_equal(n.ram_block_start, 0x30000000);
+	linux_qemu_numa_free(&n);
+
+	/* no -m: nothing to look for, and why */
+	assert_int_equal(ltu_numa_parse_list(&n, "-smp", "2", NULL), 0);
+	assert_int_equal(n.ram_block, -1);
+	assert_int_equal(find_in(&n, maps_128, LINUX_MMAP_TOP_DOWN), 0);
+	assert_string_equal(n.ram_block_error, "no -m or memory backend matched");
+	assert_int_equal(linux_ram_layout_ranges(&n, &ram), 0);
+	assert_null(ram);
+	linux_qemu_numa_free(&n);
+}
+
+/*
+ * QEMU's one RAM block among mappings that are not guest RAM: a sanitizer's shadow memory
+ * and a TCG code buffer (executable) far larger than it, another mapping of the same size
+ * without QEMU's guard page, two with one (told apart only by creation order, against a
+ * DIMM's backend), a -mem-path file, and the refusals.
+ */
+static void
+test_ram_block_rules(void **state)
+{
+	static const char maps[] =
+	    "7fff7000-8fff7000 rw-p 00000000 00:00 0 \n" /* ASan's shadow: 256 MiB, */
+	    "8fff7000-2008fff7000 ---p 00000000 00:00 0 \n"
+	    "2008fff7000-10007fff8000 rw-p 00000000 00:00 0 \n"   /* ... and 14 TiB */
+	    "7f0000000000-7f0004000000 rw-p 00000000 00:00 0 \n"  /* 64 MiB, no guard */
+	    "7f1000000000-7f1004000000 rw-p 00000000 00:00 0 \n"  /* 64 MiB: the RAM */
+	    "7f1004000000-7f1004001000 ---p 00000000 00:00 0 \n"  /* QEMU's guard page */
+	    "7f2000000000-7f203ffff000 rwxp 00000000 00:00 0 \n"; /* TCG: 1 GiB */
+	static const char maps_dimm[] = "7f1000000000-7f1004000000 rw-p 00000000 00:00 0 \n"
+	                                "7f1004000000-7f1004001000 ---p 00000000 00:00 0 \n"
+	                                "7f1100000000-7f1104000000 rw-p 00000000 00:00 0 \n"
+	                                "7f1104000000-7f1104001000 ---p 00000000 00:00 0 \n";
+	static const char maps_file[] =
+	    "7f1000000000-7f1040000000 rw-s 00000000 00:1b 9                          "
+	    "/dev/hugepages/libvirt/qemu/3-big/qemu_back_mem.pc.ram.Xy34Zw (deleted)\n"
+	    "7f1040000000-7f1040001000 ---p 00000000 00:00 0 \n"
+	    "7f2000000000-7f2040000000 rw-s 00000000 00:1b 9                          "
+	    "/dev/hugepages/other/qemu_back_mem.pc.ram.Ab12Cd (deleted)\n";
+	struct linux_qemu_numa n;
+
+	(void)state;
+	/* one guarded span of -m's size: the others are not RAM, whatever their size */
+	assert_int_equal(ltu_numa_parse_list(&n, "-m", "64M", NULL), 0);
+	assert_int_equal(find_in(&n, maps, LINUX_MMAP_UNKNOWN), 0);
+	assert_int_equal(n.ram_block_start, 0x7f1000000000);
+	/* two guarded ones and only QEMU's own backend: not told apart */
+	assert_int_equal(find_in(&n, maps_dimm, LINUX_MMAP_TOP_DOWN), -ENXIO);
+	assert_int_equal(n.ram_block_start, 0);
+	assert_string_equal(n.ram_block_error,
+	                    "-m: 2 anonymous mappings of 67108864 bytes for 1 such backend");
+	linux_qemu_numa_free(&n);
+
+	/* a DIMM's backend of the same size, created first: top-down, QEMU's own is below it */
+	assert_int_equal(ltu_numa_parse_list(&n, "-m", "64M,slots=2,maxmem=1G", "-object",
+	                                     "memory-backend-ram,id=dimm0,size=64M", "-device",
+	                                     "pc-dimm,memdev=dimm0", NULL),
+	                 0);
+	assert_int_equal(n.ram_block, 1);
+	assert_int_equal(find_in(&n, maps_dimm, LINUX_MMAP_TOP_DOWN), 0);
+	assert_int_equal(n.ram_block_start, 0x7f1000000000);
+	assert_int_equal(find_in(&n, maps_dimm, LINUX_MMAP_BOTTOM_UP), 0);
+	assert_int_equal(n.ram_block_start, 0x7f1100000000);
+	assert_int_equal(find_in(&n, maps_dimm, LINUX_MMAP_UNKNOWN), -ENXIO);
+	assert_string_equal(n.ram_block_error, "-m: 2 backends of 67108864 bytes, and the order "
+	                                       "this process maps memory in is unknown");
+	linux_qemu_numa_free(&n);
+
+	/* -machine memory-backend= names it, as libvirt does: that backend, by its size */
+	assert_int_equal(ltu_numa_parse_list(&n, "-machine", "pc-q35-7.2,memory-backend=pc.ram",
+	                                     "-m", "size=65536k", "-object",
+	                                     "{\"qom-type\":\"memory-backend-ram\",\"id\":"
+	                                     "\"pc.ram\",\"size\":67108864}",
+	                                     NULL),
+	                 0);
+	assert_int_equal(n.nr_backends, 1);
+	assert_int_equal(n.ram_block, 0);
+	assert_int_equal(find_in(&n, maps, LINUX_MMAP_TOP_DOWN), 0);
+	assert_int_equal(n.ram_block_start, 0x7f1000000000);
+	linux_qemu_numa_free(&n);
+
+	/* -mem-path: QEMU's file in that directory, whatever the machine calls its RAM */
+	assert_int_equal(ltu_numa_parse_list(&n, "-m", "1G", "-mem-path",
+	                                     "/dev/hugepages/libvirt/qemu/3-big", NULL),
+	                 0);
+	assert_int_equal(n.backends[n.ram_block].kind, LINUX_QEMU_BACKEND_FILE);
+	assert_int_equal(find_in(&n, maps_file, LINUX_MMAP_UNKNOWN), 0);
+	assert_int_equal(n.ram_block_start, 0x7f1000000000);
+	linux_qemu_numa_free(&n);
+	assert_int_equal(
+	    ltu_numa_parse_list(&n, "-m", "1G", "-mem-path", "/dev/hugepages/none", NULL), 0);
+	assert_int_equal(find_in(&n, maps_file, LINUX_MMAP_UNKNOWN), -ENXIO);
+	assert_string_equal(n.ram_block_error, "-m, -mem-path: 0 mappings of /dev/hugepages/none "
+	                                       "of 1073741824 bytes");
 	linux_qemu_numa_free(&n);
 }
 
@@ -648,11 +813,13 @@ main(void)
 	    cmocka_unit_test(test_fixture_split2),
 	    cmocka_unit_test(test_fixture_kinds3),
 	    cmocka_unit_test(test_fixture_tiny2_unlocated),
+	    cmocka_unit_test(test_fixture_single),
 	    cmocka_unit_test(test_equal_sizes_by_order),
 	    cmocka_unit_test(test_out_of_order_refused),
 	    cmocka_unit_test(test_sizes_and_guards),
 	    cmocka_unit_test(test_file_backends),
 	    cmocka_unit_test(test_no_backends),
+	    cmocka_unit_test(test_ram_block_rules),
 	    cmocka_unit_test(test_vmas_parse),
 	    cmocka_unit_test(test_random_maps),
 	    cmocka_unit_test(test_mmap_order),

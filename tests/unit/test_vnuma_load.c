@@ -67,9 +67,10 @@ test_size_parse(void **state)
 	assert_int_equal(b, 2 * 1024 * 1024 * MIB);
 	assert_int_equal(load_size_parse("1", &b), 0);
 	assert_int_equal(b, MIB);
-	/* Rounded up to whole pages. */
+	/* Rounded up to 8 KiB, as QEMU rounds -m: 1 MiB and 105 bytes, 1 MiB and 8 KiB. */
 	assert_int_equal(load_size_parse("1.0001", &b), 0);
-	assert_int_equal(b, MIB + LOAD_PAGE_BYTES);
+	assert_int_equal(b, MIB + LOAD_MEMORY_ALIGN_BYTES);
+	assert_int_equal(LOAD_MEMORY_ALIGN_BYTES, 8192);
 	assert_int_equal(load_size_parse(".5G", &b), 0);
 	assert_int_equal(b, 512 * MIB);
 }
@@ -284,10 +285,16 @@ test_qemu_cell_args(void **state)
 	load_qemu_args_free(&qa);
 	assert_int_equal(qa.argc, 0);
 
-	/* other workloads: no QEMU memory options, the command line as before */
+	/* other workloads: -m alone, the size of the one RAM mapping, as QEMU shows it */
 	assert_int_equal(parse(&o, err, sizeof(err), "--name", "p", "--vcpus", "4", NULL), 0);
 	assert_int_equal(load_qemu_args_build(&o, &qa), 0);
-	assert_int_equal(qa.argc, 0);
+	assert_int_equal(qa.argc, 2);
+	assert_string_equal(qa.argv[0], "-m");
+	assert_string_equal(qa.argv[1], "size=1048576k"); /* the default 1 GiB */
+	load_qemu_args_free(&qa);
+	assert_int_equal(parse(&o, err, sizeof(err), "--name", "p", "--memory", "1.0001", NULL), 0);
+	assert_int_equal(load_qemu_args_build(&o, &qa), 0);
+	assert_string_equal(qa.argv[1], "size=1032k");
 	load_qemu_args_free(&qa);
 	/* a cell needs at least a page of RAM */
 	assert_parse_error("less than a page", "--name", "a", "--vcpus", "300", "--workload",
