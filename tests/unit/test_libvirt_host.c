@@ -388,6 +388,10 @@ restore_check(int emulator_last)
 	assert_libvirt_emulator_pin(0, emulator_last);
 	assert_int_equal(d->state->nr, 0);
 
+	/* the restore's fresh look at the host met the VM: its record */
+	for (size_t i = 0; i < d->nr_vms; i++)
+		free(d->vms[i].fault_prev);
+	free(d->vms);
 	snapshot_free(d->snap);
 	state_free(d->state);
 	d->host->ops->close(d->host);
