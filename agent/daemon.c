@@ -206,13 +206,15 @@ daemon_policy_check_nodes(const struct daemon *d, const struct dvm *v, struct sn
 		snprintf(vm->policy_error, sizeof(vm->policy_error), "live policy: %s", msg);
 }
 
-/* The policy the engine sees: live changes, admin pins, the config's default, pausing. */
+/*
+ * The policy configured for the VM, into vm->policy and v->configured.  Precedence: live
+ * (vnumactl), the host's own (domain metadata), a policy file, the default.
+ */
 static void
-daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
+daemon_configured_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
 {
 	const struct policy_file *f = NULL;
 
-	/* Precedence: live (vnumactl), the host's own (domain metadata), a policy file, default. */
 	if (v->live_policy) {
 		vm->policy = v->policy;
 		vm->policy_ok = true;
@@ -237,11 +239,31 @@ daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
 	if (strcmp(v->policy_source, "default") == 0 ||
 	    (!vm->policy_ok && vm->policy.mode != VM_POLICY_MODE_MANUAL))
 		vm->policy.mode = d->cfg.default_mode;
+	v->configured = vm->policy;
+}
+
+/*
+ * The policy the engine sees: the configured one, bounded by what the host enforces, then
+ * what holds only for now (admin pins, pausing).  What differs from the configured policy for
+ * a reason vminfo should give is in v->policy_note.
+ */
+static void
+daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
+{
+	daemon_configured_policy(d, v, vm);
+	v->policy_note[0] = '\0';
 	/* What the host enforces (libvirt's strict numatune) bounds every policy. */
 	if ((vm->policy.nodes & vm->host_nodes) != 0)
 		vm->policy.nodes &= vm->host_nodes;
 	else
 		vm->policy.nodes = vm->host_nodes;
+	/* A policy file or the host may ask for cells on a VM that has none: compact, said so. */
+	if (vm->policy.placement == VM_POLICY_PLACEMENT_CELLS && vm->nr_cells == 0) {
+		vm->policy.placement = VM_POLICY_PLACEMENT_COMPACT;
+		snprintf(v->policy_note, sizeof(v->policy_note),
+		         "placement cells: the VM has no guest vNUMA cells, so it is placed as "
+		         "compact");
+	}
 	if (v->admin_pinned)
 		vm->policy.mode = VM_POLICY_MODE_MANUAL;
 	if (vm->policy.mode == VM_POLICY_MODE_ADVISORY)

@@ -177,14 +177,31 @@ ctl policy web1 --nodes 7 2>"$D/err" && fail "policy --nodes 7 accepted on a 4-n
 grep -q "nodes=\"7\": node 7 is not one of this host's nodes (0-3)" "$D/err" ||
 	fail "policy --nodes 7: the error does not name node 7 and the host's nodes: $(cat "$D/err")"
 check "$(jctl policy web1)" '.policy.nodes == "all"' "policy --nodes 7 stored nothing"
+# Attributes back to their defaults: --nodes all, --rate 0, --group ''.
+ctl policy web1 --nodes 1 --rate 256MiB/s --group shop >/dev/null
+check "$(jctl policy web1)" '.policy.nodes == "1" and .policy.rate_kib_s == 262144 and
+	.policy.group == "shop"' "policy --nodes 1 --rate --group"
+ctl policy web1 --nodes all --rate 0 --group '' >/dev/null 2>"$D/err" ||
+	fail "policy --nodes all --rate 0 --group '': $(cat "$D/err")"
+check "$(jctl policy web1)" '.policy.nodes == "all" and .policy.rate_kib_s == 0 and
+	.policy.group == "" and .policy.mode == "auto"' "policy attributes back to their defaults"
+ctl policy web1 --placement cells 2>"$D/err" && fail "placement cells accepted for a VM without cells"
+grep -q "web1 has no guest vNUMA cells" "$D/err" || fail "placement cells: $(cat "$D/err")"
+# A change while paused or pinned keeps the VM's own mode (not advisory / manual for good).
+ctl pause >/dev/null
+ctl policy web1 --priority 60 >/dev/null
+ctl resume >/dev/null
+WAIT_EXPR='.mode == "auto" and .policy.priority == 60'
+wait_for vminfo web1
 
 home=$(jctl vminfo web1 | jq -r .home)
 other=$(( (home + 1) % 4 ))
 ctl pin web1 0 "$other" >/dev/null
 WAIT_EXPR=".vcpu[0].node == $other and .mode == \"manual\""
 wait_for vminfo web1
+ctl policy web1 --priority 70 >/dev/null
 ctl unpin web1 >/dev/null
-WAIT_EXPR='.mode == "auto"'
+WAIT_EXPR='.mode == "auto" and .policy.priority == 70'
 wait_for vminfo web1
 
 home=$(jctl vminfo web2 | jq -r .home)

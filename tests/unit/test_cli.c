@@ -57,10 +57,11 @@ static const struct cli_command test_table[] = {
      "VM [--node N] [--policy LIST] [--force] [--plot FILE]",
      probe_cmd,
      false,
-     "look at things"},
-    {"need", {NULL}, "--node N [EXTRA]", probe_cmd, true, "needs a node"},
-    {"fail", {NULL}, "", fail_cmd, false, "always fails"},
-    {"help", {NULL}, "[COMMAND]", cli_help_cmd, false, "help"},
+     "look at things",
+     false},
+    {"need", {NULL}, "--node N [EXTRA]", probe_cmd, true, "needs a node", false},
+    {"fail", {NULL}, "", fail_cmd, false, "always fails", false},
+    {"help", {NULL}, "[COMMAND]", cli_help_cmd, false, "help", false},
     {.name = NULL},
 };
 
