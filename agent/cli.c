@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/client.h"
 #include "agent/cmd_host.h"
 #include "agent/cmd_migrate.h"
 #include "agent/cmd_top.h"
@@ -527,6 +528,14 @@ cli_global_connect(struct cli_ctx *ctx, int argc, char **argv, int *i)
 	if (ctx->socket_path[0] == '\0') {
 		fprintf(ctx->err, "error: option '%s' needs a value (SOCKET)\n", a);
 		return -EINVAL;
+	}
+	if (strlen(ctx->socket_path) > CLIENT_SOCKET_PATH_MAX) {
+		fprintf(ctx->err,
+		        "error: option '%.*s': the socket path is %zu bytes, longer than the %d a "
+		        "Unix socket address holds\n",
+		        a[1] == '-' ? (int)strcspn(a, "=") : 2, a, strlen(ctx->socket_path),
+		        CLIENT_SOCKET_PATH_MAX);
+		return -ENAMETOOLONG;
 	}
 	return 0;
 }

@@ -170,8 +170,8 @@ static const struct config_key config_keys[CONFIG_NR_KEYS] = {
 		.def = "auto", .set = set_log_target,
 		.doc = "journal (syslog-level prefixes), stderr, or auto-detect"},
 	[KEY_MIGRATE_RATE] = {
-		.name = "migrate_rate", .type = CONFIG_RATE, .min = 0, .min_exclusive = true,
-		.max = 1024 * 1024, .range = "above 0, at most 1024GiB/s", .def = "1024MiB/s",
+		.name = "migrate_rate", .type = CONFIG_RATE, .min = VM_POLICY_RATE_MIN_KIB_S / 1024,
+		.max = 1024 * 1024, .range = "2MiB/s to 1024GiB/s", .def = "1024MiB/s",
 		.set = set_migrate_rate,
 		.doc = "host-wide cap on guest memory moved between nodes"},
 	[KEY_DEFAULT_MODE] = {

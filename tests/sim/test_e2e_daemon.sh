@@ -298,6 +298,16 @@ grep -q "bad.conf:2:" "$D/err" && grep -q "bad.conf:3:" "$D/err" ||
 	fail "vnumad -n: errors lack file:line: $(cat "$D/err")"
 "$VNUMAD" -f "$CONF" --simulate default --socket "$SOCK" --foreground >"$D/second.log" 2>&1 &&
 	fail "a second daemon started on the same socket and state"
+# A socket path longer than a sockaddr_un holds (107 bytes) is refused, never cut to fit.
+long=$D/$(printf '%0120d' 0).sock
+"$VNUMAD" -f "$CONF" --simulate default --socket "$long" --foreground >"$D/long.log" 2>&1 &&
+	fail "vnumad started on a socket path of ${#long} bytes"
+grep -q "^vnumad: error: --socket: the path is ${#long} bytes, longer than the 107" "$D/long.log" ||
+	fail "vnumad --socket LONG: $(cat "$D/long.log")"
+ls "$D" | grep -q '^0000' && fail "vnumad made a socket from a cut path"
+"$CTL" --socket "$long" status 2>"$D/err" && fail "vnumactl took a socket path of ${#long} bytes"
+grep -q "the socket path is ${#long} bytes, longer than the 107" "$D/err" ||
+	fail "vnumactl --socket LONG: $(cat "$D/err")"
 
 # --- kill -9, state kept, --restore applies it -----------------------------------------------
 n=$(jq '.vcpus | length' "$D/state.json")

@@ -215,10 +215,15 @@ test_units_and_spellings(void **state)
 	assert_true(cfg.sample_period_s == 0.1 && cfg.rebalance_period_s == 600.0);
 	expect_ok("migrate_rate = 1073741824KiB/s\n", &cfg);
 	assert_true(cfg.migrate_rate_mib_s == 1024.0 * 1024.0);
-	expect_ok("migrate_rate = 0.001KiB/s\n", &cfg);
-	assert_true(cfg.migrate_rate_mib_s > 0);
-	expect_ok("migrate_rate = 512KiB/s\n", &cfg);
-	assert_true(cfg.migrate_rate_mib_s == 0.5);
+	/* The least, 2 MiB/s, in every unit: the bound holds exactly. */
+	expect_ok("migrate_rate = 2048KiB/s\n", &cfg);
+	assert_true(cfg.migrate_rate_mib_s == 2.0);
+	expect_ok("migrate_rate = 2MiB/s\n", &cfg);
+	assert_true(cfg.migrate_rate_mib_s == 2.0);
+	expect_ok("migrate_rate = 0.001953125GiB/s\n", &cfg);
+	assert_true(cfg.migrate_rate_mib_s == 2.0);
+	expect_ok("migrate_rate = 2.5MiB/s\n", &cfg);
+	assert_true(cfg.migrate_rate_mib_s == 2.5);
 	expect_ok("migrate_rate = 1024GiB/s\n", &cfg);
 	assert_true(cfg.migrate_rate_mib_s == 1024.0 * 1024.0);
 	expect_ok("socket_mode = 0777\n", &cfg);
@@ -319,10 +324,17 @@ test_bad_lines(void **state)
 	     "migrate_rate: \"100\" has no unit (use e.g. 1024MiB/s or 2GiB/s)"},
 	    {"migrate_rate = 100MB/s",
 	     "migrate_rate: \"100MB/s\" is not a rate (use e.g. 1024MiB/s or 2GiB/s)"},
-	    {"migrate_rate = 0MiB/s",
-	     "migrate_rate: 0MiB/s is out of range (above 0, at most 1024GiB/s)"},
+	    {"migrate_rate = 0MiB/s", "migrate_rate: 0MiB/s is out of range (2MiB/s to 1024GiB/s)"},
+	    {"migrate_rate = 0.000000001KiB/s",
+	     "migrate_rate: 0.000000001KiB/s is out of range (2MiB/s to 1024GiB/s)"},
+	    {"migrate_rate = 512KiB/s",
+	     "migrate_rate: 512KiB/s is out of range (2MiB/s to 1024GiB/s)"},
+	    {"migrate_rate = 2047KiB/s",
+	     "migrate_rate: 2047KiB/s is out of range (2MiB/s to 1024GiB/s)"},
+	    {"migrate_rate = 1.999999999MiB/s",
+	     "migrate_rate: 1.999999999MiB/s is out of range (2MiB/s to 1024GiB/s)"},
 	    {"migrate_rate = 2048GiB/s",
-	     "migrate_rate: 2048GiB/s is out of range (above 0, at most 1024GiB/s)"},
+	     "migrate_rate: 2048GiB/s is out of range (2MiB/s to 1024GiB/s)"},
 	};
 	char text[256];
 
