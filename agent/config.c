@@ -554,7 +554,7 @@ config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 			config_err(cp, 0, "file too large (more than %d bytes)",
 			           CONFIG_FILE_MAX_BYTES);
 		else
-			config_err(cp, 0, "cannot read: %s", strerror(-rc));
+			config_err(cp, 0, "cannot read: %s", fileio_strerror(rc));
 		goto out;
 	}
 	config_text_parse(cp, data, len);

@@ -591,7 +591,7 @@ scn_read_file(const char *path, char **buf, size_t *len, char *err, size_t errle
 		snprintf(err, errlen, "%s: larger than %zu MiB, not a scenario", path,
 		         SCN_TEXT_MAX_BYTES >> 20);
 	else if (rc < 0)
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		snprintf(err, errlen, "%s: %s", path, fileio_strerror(rc));
 	return rc;
 }
 

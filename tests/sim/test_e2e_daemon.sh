@@ -60,6 +60,8 @@ echo "<vnuma:policy $NS mode='advisory' priority='70'/>" >"$D/policy.d/batch-*.x
 echo "<vnuma:policy $NS mode='sideways'/>" >"$D/policy.d/jump-host.xml"
 echo "<vnuma:policy $NS nodes='7' priority='90'/>" >"$D/policy.d/db-billing.xml"
 echo "<vnuma:policy $NS priority='20'/>" >"$D/policy.d/*.xml"
+# A FIFO is no policy file: it must not hang the daemon in open() at start or on reload.
+mkfifo "$D/policy.d/analytics.xml"
 
 start_daemon() {
 	"$VNUMAD" -f "$CONF" --simulate default --speed 20 --socket "$SOCK" --foreground \
@@ -101,7 +103,7 @@ r2=$(rounds)
 l=$(jctl list)
 check "$l" '.vms | length == 8' "list: the default scenario starts with 8 VMs"
 check "$l" '[.vms[].name] | index("db-orders") != null' "list has db-orders"
-check "$l" 'all(.vms[] | select(.name | test("^(batch|jump)-|^db-billing$") | not);
+check "$l" 'all(.vms[] | select(.name | test("^(batch|jump)-|^db-billing$|^analytics$") | not);
 	.mode == "auto" and .policy_ok == true)' "list: modes"
 
 v=$(jctl vminfo db-orders)
@@ -146,7 +148,10 @@ check "$(jctl vminfo hpc-wide)" '(.cells | length) == 2 and .cells[0].vcpus == "
 	.cells[1].vcpus == "12-23" and ([.cells[].memory_mib] | add) == .memory_mib and
 	.cells[0].home != "-" and .cells[0].home != .cells[1].home' \
 	"vminfo: each guest cell with its vCPUs, memory and its own home"
-check "$(jctl policy analytics)" '.source == "file" and .policy.priority == 20' "catch-all file"
+check "$(jctl policy analytics)" '.source == "file" and .policy_ok == false and
+	.policy_error == "analytics.xml: not a regular file" and .policy.priority == 50' \
+	"a FIFO in policy_dir: the VM's file, refused unopened"
+check "$(jctl policy web2)" '.source == "file" and .policy.priority == 20' "catch-all file"
 check "$(jctl policy jump-host)" '.source == "file" and .policy_ok == false and
 	(.policy_error | test("jump-host.xml.*mode"))' "a broken policy file shows its error"
 check "$(jctl list)" '.vms[] | select(.name == "jump-host") | .policy_ok == false and
