@@ -29,6 +29,13 @@
 #define DAEMON_PAGES_PER_MIB 256
 /* Rounds between STATUS= updates to systemd. */
 #define DAEMON_STATUS_EVERY 10
+/*
+ * Host seconds the host clock may end short of what advance() was asked before the daemon
+ * takes the host as lagging: it then calls advance() again without waiting (after serving the
+ * socket), and says so in the log once.  0.5 s: several simulator ticks, so the last tick's
+ * rounding never counts; a real host never lags.
+ */
+#define DAEMON_LAG_S 0.5
 
 double
 daemon_wall_s(void)
@@ -520,11 +527,21 @@ daemon_run(struct daemon *d)
 	log_info("vnumad %s running on the %s host, socket %s", vnumad_version(), d->backend,
 	         d->cfg.socket_path);
 	while (!d->stop) {
-		int arrived = d->host->ops->advance(d->host, daemon_host_target(d));
+		double target = daemon_host_target(d);
+		int arrived = d->host->ops->advance(d->host, target);
 		double now = d->host->ops->now(d->host), wait_s;
+		bool lagging = now < target - DAEMON_LAG_S;
 
 		if (arrived < 0)
 			log_warnx("host: %s", strerror(-arrived));
+		if (lagging && !d->lag_said) {
+			log_warnx(
+			    "host: the simulated host runs slower than --speed %g asks (%.1f s "
+			    "behind): its clock lags the wall clock from now on, the daemon "
+			    "still answers",
+			    d->speed, target - now);
+			d->lag_said = true;
+		}
 		if (arrived > 0 || now >= d->next_sample_s - 1e-9) {
 			daemon_round(d);
 			d->next_sample_s = now + d->cfg.sample_period_s;
@@ -533,7 +550,7 @@ daemon_run(struct daemon *d)
 		if (d->reload)
 			daemon_handle_reload(d);
 		wait_s = (d->next_sample_s - d->host->ops->now(d->host)) / d->speed;
-		wait_s = wait_s < 0 ? 0 : wait_s;
+		wait_s = wait_s < 0 || lagging ? 0 : wait_s;
 		if (d->host->ops->wake_s != NULL) {
 			double wake_s = d->host->ops->wake_s(d->host) / d->speed;
 

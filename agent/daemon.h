@@ -93,7 +93,8 @@ struct daemon {
 	struct plan plan;
 	bool paused;
 	volatile sig_atomic_t stop, reload;
-	double speed; /* host seconds per wall second (sim) */
+	double speed;  /* host seconds per wall second (sim) */
+	bool lag_said; /* "the simulated host runs slower than --speed" logged */
 	double wall_start, host_start, next_sample_s, started_wall;
 	uint64_t rounds;
 	double round_ms_sum, round_ms_max;
