@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/client.h"
 #include "agent/cmd_host.h"
 #include "agent/cmd_migrate.h"
 #include "agent/cmd_top.h"
@@ -57,6 +58,7 @@ const struct cli_command cli_commands[] = {
                 "[--migrate yes|no] [--rate RATE] [--priority N] [--group NAME] [--live] "
                 "[--config] [--current]",
         .handler = cmd_policy,
+        .empty_values = true, /* --group '': no group; --rate '': no per-VM cap */
         .help = "show a VM's policy; any setting option changes it (needs root or the group)",
     },
     {
@@ -359,8 +361,8 @@ cli_value_check(const struct cli_param *p, const char *value, char *err, size_t 
  * One "--name[=value]" word at argv[*i]; consumes the next word as the value when needed.
  */
 static int
-cli_args_option(struct cli_args *args, int argc, char **argv, int *i, bool *json, char *err,
-                size_t errlen)
+cli_args_option(const struct cli_command *cmd, struct cli_args *args, int argc, char **argv, int *i,
+                bool *json, char *err, size_t errlen)
 {
 	const char *word = argv[*i] + 2, *eq = strchr(word, '=');
 	size_t len = eq != NULL ? (size_t)(eq - word) : strlen(word);
@@ -389,7 +391,7 @@ cli_args_option(struct cli_args *args, int argc, char **argv, int *i, bool *json
 			                p->type);
 		value = argv[++*i];
 	}
-	if (value[0] == '\0')
+	if (value[0] == '\0' && !cmd->empty_values)
 		return cli_fail(err, errlen, "option '--%s' needs a value (%s)", p->name, p->type);
 	if (args->values[idx] != NULL)
 		return cli_fail(err, errlen, "option '--%s' given twice", p->name);
@@ -442,7 +444,7 @@ cli_args_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			continue;
 		}
 		if (!options_done && strncmp(a, "--", 2) == 0)
-			r = cli_args_option(args, argc, argv, &i, json, err, errlen);
+			r = cli_args_option(cmd, args, argc, argv, &i, json, err, errlen);
 		else if (!options_done && a[0] == '-' && a[1] != '\0')
 			r = cli_fail(err, errlen, "unknown option '%s'", a);
 		else
@@ -526,6 +528,14 @@ cli_global_connect(struct cli_ctx *ctx, int argc, char **argv, int *i)
 	if (ctx->socket_path[0] == '\0') {
 		fprintf(ctx->err, "error: option '%s' needs a value (SOCKET)\n", a);
 		return -EINVAL;
+	}
+	if (strlen(ctx->socket_path) > CLIENT_SOCKET_PATH_MAX) {
+		fprintf(ctx->err,
+		        "error: option '%.*s': the socket path is %zu bytes, longer than the %d a "
+		        "Unix socket address holds\n",
+		        a[1] == '-' ? (int)strcspn(a, "=") : 2, a, strlen(ctx->socket_path),
+		        CLIENT_SOCKET_PATH_MAX);
+		return -ENAMETOOLONG;
 	}
 	return 0;
 }

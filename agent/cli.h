@@ -71,6 +71,11 @@ struct cli_command {
 	int (*handler)(struct cli_ctx *ctx, const struct cli_args *args);
 	bool needs_write; /* changes daemon state: needs root or the configured group */
 	const char *help; /* one line */
+	/*
+	 * An option's value may be empty (`policy VM --group ''`: back to no group); else an
+	 * empty value is refused as a missing one.
+	 */
+	bool empty_values;
 };
 
 /* vnumactl's commands, NULL-name terminated. */

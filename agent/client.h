@@ -11,6 +11,8 @@
 
 #define CLIENT_DEFAULT_SOCKET "/run/vnumad/vnumad.sock"
 #define CLIENT_TIMEOUT_MS     10000
+/* Longest socket path, in bytes: the sun_path of a sockaddr_un holds 108 with the NUL. */
+#define CLIENT_SOCKET_PATH_MAX 107
 
 struct client;
 

@@ -130,6 +130,16 @@ cmd_policy_error_render(struct util_buf *buf, struct json_object *data, int inde
 	                cmd_json_string(data, "policy_error", "(no message)"));
 }
 
+/* "note: ..." when the policy in force differs from the VM's own (placement cells, no cells). */
+static void
+cmd_policy_note_render(struct util_buf *buf, struct json_object *data, int indent)
+{
+	const char *note = cmd_json_string(data, "policy_note", "");
+
+	if (note[0] != '\0')
+		util_buf_printf(buf, "%*snote: %s\n", indent, "", note);
+}
+
 /* resident_mib (an array indexed by node) as records {node, resident_mib, share}. */
 static struct json_object *
 cmd_resident_records(struct json_object *resident)
@@ -163,6 +173,7 @@ cmd_vminfo_render(struct util_buf *buf, struct json_object *data)
 	util_buf_printf(buf, "\npolicy:\n");
 	cmd_fields_render(buf, cmd_policy_fields, CMD_NR(cmd_policy_fields), data, 2);
 	cmd_policy_error_render(buf, data, 2);
+	cmd_policy_note_render(buf, data, 2);
 	util_buf_printf(buf, "\nmemory per node:\n");
 	cmd_table_render(buf, cmd_resident_columns, CMD_NR(cmd_resident_columns), resident);
 	util_buf_printf(buf, "\nvcpus:\n");
@@ -232,6 +243,7 @@ cmd_policy_render(struct util_buf *buf, struct json_object *data)
 	memcpy(cols + CMD_NR(head), cmd_policy_fields, sizeof(cmd_policy_fields));
 	cmd_fields_render(buf, cols, CMD_NR(cols), data, 0);
 	cmd_policy_error_render(buf, data, 0);
+	cmd_policy_note_render(buf, data, 0);
 }
 
 int

@@ -170,8 +170,8 @@ static const struct config_key config_keys[CONFIG_NR_KEYS] = {
 		.def = "auto", .set = set_log_target,
 		.doc = "journal (syslog-level prefixes), stderr, or auto-detect"},
 	[KEY_MIGRATE_RATE] = {
-		.name = "migrate_rate", .type = CONFIG_RATE, .min = 0, .min_exclusive = true,
-		.max = 1024 * 1024, .range = "above 0, at most 1024GiB/s", .def = "1024MiB/s",
+		.name = "migrate_rate", .type = CONFIG_RATE, .min = VM_POLICY_RATE_MIN_KIB_S / 1024,
+		.max = 1024 * 1024, .range = "2MiB/s to 1024GiB/s", .def = "1024MiB/s",
 		.set = set_migrate_rate,
 		.doc = "host-wide cap on guest memory moved between nodes"},
 	[KEY_DEFAULT_MODE] = {
@@ -554,7 +554,7 @@ config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 			config_err(cp, 0, "file too large (more than %d bytes)",
 			           CONFIG_FILE_MAX_BYTES);
 		else
-			config_err(cp, 0, "cannot read: %s", strerror(-rc));
+			config_err(cp, 0, "cannot read: %s", fileio_strerror(rc));
 		goto out;
 	}
 	config_text_parse(cp, data, len);

@@ -35,6 +35,13 @@
 #define DAEMON_RESTORE_TRIES 3
 /* Rounds between STATUS= updates to systemd. */
 #define DAEMON_STATUS_EVERY 10
+/*
+ * Host seconds the host clock may end short of what advance() was asked before the daemon
+ * takes the host as lagging: it then calls advance() again without waiting (after serving the
+ * socket), and says so in the log once.  0.5 s: several simulator ticks, so the last tick's
+ * rounding never counts; a real host never lags.
+ */
+#define DAEMON_LAG_S 0.5
 
 double
 daemon_wall_s(void)
@@ -214,13 +221,15 @@ daemon_policy_check_nodes(const struct daemon *d, const struct dvm *v, struct sn
 		snprintf(vm->policy_error, sizeof(vm->policy_error), "live policy: %s", msg);
 }
 
-/* The policy the engine sees: live changes, admin pins, the config's default, pausing. */
+/*
+ * The policy configured for the VM, into vm->policy and v->configured.  Precedence: live
+ * (vnumactl), the host's own (domain metadata), a policy file, the default.
+ */
 static void
-daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
+daemon_configured_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
 {
 	const struct policy_file *f = NULL;
 
-	/* Precedence: live (vnumactl), the host's own (domain metadata), a policy file, default. */
 	if (v->live_policy) {
 		vm->policy = v->policy;
 		vm->policy_ok = true;
@@ -245,11 +254,31 @@ daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
 	if (strcmp(v->policy_source, "default") == 0 ||
 	    (!vm->policy_ok && vm->policy.mode != VM_POLICY_MODE_MANUAL))
 		vm->policy.mode = d->cfg.default_mode;
+	v->configured = vm->policy;
+}
+
+/*
+ * The policy the engine sees: the configured one, bounded by what the host enforces, then
+ * what holds only for now (admin pins, pausing).  What differs from the configured policy for
+ * a reason vminfo should give is in v->policy_note.
+ */
+static void
+daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
+{
+	daemon_configured_policy(d, v, vm);
+	v->policy_note[0] = '\0';
 	/* What the host enforces (libvirt's strict numatune) bounds every policy. */
 	if ((vm->policy.nodes & vm->host_nodes) != 0)
 		vm->policy.nodes &= vm->host_nodes;
 	else
 		vm->policy.nodes = vm->host_nodes;
+	/* A policy file or the host may ask for cells on a VM that has none: compact, said so. */
+	if (vm->policy.placement == VM_POLICY_PLACEMENT_CELLS && vm->nr_cells == 0) {
+		vm->policy.placement = VM_POLICY_PLACEMENT_COMPACT;
+		snprintf(v->policy_note, sizeof(v->policy_note),
+		         "placement cells: the VM has no guest vNUMA cells, so it is placed as "
+		         "compact");
+	}
 	if (v->admin_pinned)
 		vm->policy.mode = VM_POLICY_MODE_MANUAL;
 	if (vm->policy.mode == VM_POLICY_MODE_ADVISORY)
@@ -566,9 +595,18 @@ daemon_run(struct daemon *d)
 			target = d->next_sample_s;
 		arrived = d->host->ops->advance(d->host, target);
 		double now = d->host->ops->now(d->host), wait_s;
+		bool lagging = now < daemon_host_target(d) - DAEMON_LAG_S;
 
 		if (arrived < 0)
 			log_warnx("host: %s", strerror(-arrived));
+		if (lagging && !d->lag_said) {
+			log_warnx(
+			    "host: the simulated host runs slower than --speed %g asks (%.1f s "
+			    "behind): its clock lags the wall clock from now on, the daemon "
+			    "still answers",
+			    d->speed, target - now);
+			d->lag_said = true;
+		}
 		if (arrived > 0 || now >= d->next_sample_s - 1e-9) {
 			daemon_round(d);
 			d->next_sample_s = now + d->cfg.sample_period_s;
@@ -577,7 +615,7 @@ daemon_run(struct daemon *d)
 		if (d->reload)
 			daemon_handle_reload(d);
 		wait_s = (d->next_sample_s - d->host->ops->now(d->host)) / d->speed;
-		wait_s = wait_s < 0 ? 0 : wait_s;
+		wait_s = wait_s < 0 || lagging ? 0 : wait_s;
 		if (d->host->ops->wake_s != NULL) {
 			double wake_s = d->host->ops->wake_s(d->host) / d->speed;
 

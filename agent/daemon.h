@@ -46,6 +46,16 @@ struct dvm {
 	bool live_policy;        /* policy set with `vnumactl policy` / `migrate` */
 	struct vm_policy policy; /* the live policy when live_policy */
 	bool admin_pinned;       /* `vnumactl pin`: mode manual until `unpin` */
+	/*
+	 * The policy configured for the VM (live, the host's, a file's or the default, as the last
+	 * round found it), before what is only for now: pausing, an admin pin, the nodes the host
+	 * enforces, placement cells on a VM without cells.  What `vnumactl policy` and `migrate`
+	 * change, so that a change made while paused or pinned does not keep advisory or manual.
+	 */
+	struct vm_policy configured;
+	/* Why the policy in force differs from the configured one, for vminfo ("" = it does not).
+	 */
+	char policy_note[160];
 	/* Where the policy in force came from: "live", "host", "file" or "default". */
 	const char *policy_source;
 	struct dvm_counters c;
@@ -101,7 +111,8 @@ struct daemon {
 	struct plan plan;
 	bool paused;
 	volatile sig_atomic_t stop, reload;
-	double speed; /* host seconds per wall second (sim) */
+	double speed;  /* host seconds per wall second (sim) */
+	bool lag_said; /* "the simulated host runs slower than --speed" logged */
 	double wall_start, host_start, next_sample_s, started_wall;
 	uint64_t rounds;
 	double round_ms_sum, round_ms_max;

@@ -166,6 +166,8 @@ h_vminfo(HANDLER_ARGS)
 	json_object_object_add(o, "policy", hv_policy_json(&vm->policy));
 	json_object_object_add(o, "policy_xml", json_object_new_string(xml));
 	free(xml);
+	json_object_object_add(o, "policy_note",
+	                       json_object_new_string(v != NULL ? v->policy_note : ""));
 	json_object_object_add(o, "conv_node", json_object_new_int(r.conv_node));
 	hv_sampling(d, vm, o, r.scan_mib_s);
 	res = json_object_new_array();
@@ -220,9 +222,21 @@ hv_attr_current(const struct vm_policy *p, const char *key, char *buf, size_t le
 }
 
 /*
+ * Whether a value given for key asks for the attribute's default, which the XML says by
+ * leaving the attribute out: "" for any of them, "all" for nodes, 0 (no per-VM cap) for rate.
+ */
+static bool
+hv_value_is_default(const char *key, const char *val)
+{
+	return val[0] == '\0' || (strcmp(key, "nodes") == 0 && strcmp(val, "all") == 0) ||
+	       (strcmp(key, "rate") == 0 && strcmp(val, "0") == 0);
+}
+
+/*
  * The new policy: base with the attributes given in args, checked by the same parser as the
  * XML in domain metadata (so the messages are the same), and its nodes against the host's
- * nr_nodes nodes, so that nothing naming a node the host does not have is ever stored.
+ * nr_nodes nodes, so that nothing naming a node the host does not have is ever stored.  A
+ * value hv_value_is_default() takes puts the attribute back to its default.
  */
 static enum proto_status
 hv_policy_merge(const struct vm_policy *base, struct json_object *args, int nr_nodes,
@@ -249,6 +263,8 @@ hv_policy_merge(const struct vm_policy *base, struct json_object *args, int nr_n
 			}
 			val = json_object_get_string(j);
 			*changed = true;
+			if (hv_value_is_default(keys[i], val))
+				val = NULL;
 		}
 		if (val != NULL)
 			hv_attr(&buf, keys[i], val);
@@ -277,6 +293,8 @@ hv_policy_show(struct daemon *d, const struct snap_vm *vm, struct json_object **
 	json_object_object_add(o, "policy_ok", json_object_new_boolean(vm->policy_ok));
 	json_object_object_add(o, "policy_error",
 	                       vm->policy_ok ? NULL : json_object_new_string(vm->policy_error));
+	json_object_object_add(o, "policy_note",
+	                       json_object_new_string(v != NULL ? v->policy_note : ""));
 	free(xml);
 	*data = o;
 	return PROTO_OK;
@@ -315,20 +333,53 @@ hv_policy_store(struct daemon *d, const struct snap_vm *vm, const char *xml, boo
 }
 
 /*
+ * The VM's configured policy (daemon.h struct dvm): live, the host's, a file's or the default,
+ * without what holds only for now (pause's advisory, a pin's manual, the host's node bound).
+ */
+static struct vm_policy
+hv_policy_configured(struct daemon *d, const struct snap_vm *vm)
+{
+	const struct dvm *v = daemon_vm(d, vm->id);
+
+	return v != NULL ? v->configured : vm->policy;
+}
+
+/*
  * What a change is merged onto: the policy stored in the definition it changes (libvirt: the
- * live metadata, or the persistent one for --config), else the policy in force.
+ * live metadata, or the persistent one for --config), else the configured policy.
  */
 static void
 hv_policy_base(struct daemon *d, const struct snap_vm *vm, bool config, struct vm_policy *base)
 {
 	char *xml = NULL, err[256];
 
-	*base = vm->policy;
 	if (d->host->ops->policy_fetch == NULL ||
 	    d->host->ops->policy_fetch(d->host, vm->id, config, &xml) < 0 || xml == NULL ||
 	    vm_policy_parse_xml(xml, strlen(xml), base, err, sizeof(err)) < 0)
-		*base = vm->policy;
+		*base = hv_policy_configured(d, vm);
 	free(xml);
+}
+
+/*
+ * placement=cells asked for a VM without guest vNUMA cells: refused, as there is nothing to
+ * place per cell.  Not for --config, which is for the VM's next start, whose definition may
+ * have cells by then.  (A policy file or the host's policy saying so: compact, with a note.)
+ */
+static enum proto_status
+hv_policy_cells_check(const struct snap_vm *vm, struct json_object *args, const char *scope,
+                      char *err, size_t errlen)
+{
+	const char *placement = NULL;
+
+	if (vm->nr_cells > 0 || strcmp(scope, "config") == 0 ||
+	    proto_arg_string(args, "placement", &placement) < 0 || placement == NULL ||
+	    strcmp(placement, vm_policy_placement_name(VM_POLICY_PLACEMENT_CELLS)) != 0)
+		return PROTO_OK;
+	snprintf(err, errlen,
+	         "placement=\"cells\": %s has no guest vNUMA cells (placement cells gives each "
+	         "cell a host node; use compact)",
+	         vm->name);
+	return PROTO_CONFLICT;
 }
 
 enum proto_status
@@ -365,7 +416,8 @@ h_policy(HANDLER_ARGS)
 	/* --config starts from the persistent definition, --live from the live one (as virsh) */
 	hv_policy_base(d, vm, strcmp(scope, "config") == 0, &base);
 	if ((st = hv_policy_merge(&base, args, d->snap->nr_nodes, &pol, &changed, err, errlen)) !=
-	    PROTO_OK)
+	        PROTO_OK ||
+	    (st = hv_policy_cells_check(vm, args, scope, err, errlen)) != PROTO_OK)
 		return st;
 	xml = vm_policy_format_xml(&pol);
 	st = hv_policy_store(d, vm, xml, strcmp(scope, "config") != 0, strcmp(scope, "config") == 0,
@@ -385,6 +437,7 @@ h_policy(HANDLER_ARGS)
 	if (v != NULL) {
 		v->live_policy = !stored;
 		v->policy = pol;
+		v->configured = pol; /* what the next change merges onto, before the next round */
 		v->policy_source = stored ? "host" : "live";
 	}
 	daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "%s", xml);
@@ -548,9 +601,10 @@ h_migrate(HANDLER_ARGS)
 		snprintf(err, errlen, "%s is not known yet: try again in a second", vm->name);
 		return PROTO_CONFLICT;
 	}
-	v->policy = vm->policy;
+	v->policy = v->configured; /* not pause's advisory or a pin's manual */
 	v->policy.nodes = mask;
 	v->policy.mode = VM_POLICY_MODE_AUTO;
+	v->configured = v->policy;
 	v->live_policy = true;
 	v->policy_source = "live";
 	v->admin_pinned = false;

@@ -21,6 +21,9 @@
 #include "host/fault.h"
 #include "host/sim/sim.h"
 
+/* Longest --socket path, bytes: what the config's socket_path (a sun_path) holds. */
+#define VNUMAD_SOCKET_PATH_MAX (sizeof(((struct config *)NULL)->socket_path) - 1)
+
 struct vnumad_opts {
 	const char *check; /* -n: config file to check, "" = the default one */
 	bool check_only;
@@ -136,6 +139,11 @@ vnumad_parse(int argc, char **argv, struct vnumad_opts *o)
 			o->host_profile = vnumad_optval(argc, argv, &i, a);
 		} else if (vnumad_is(a, "--socket")) {
 			o->socket = vnumad_optval(argc, argv, &i, a);
+			if (strlen(o->socket) > VNUMAD_SOCKET_PATH_MAX)
+				fatalx(
+				    "--socket: the path is %zu bytes, longer than the %zu a Unix "
+				    "socket address holds: %s",
+				    strlen(o->socket), VNUMAD_SOCKET_PATH_MAX, o->socket);
 		} else if (vnumad_is(a, "--state")) {
 			o->state_file = vnumad_optval(argc, argv, &i, a);
 		} else if (strcmp(a, "--foreground") == 0 || strcmp(a, "-d") == 0) {

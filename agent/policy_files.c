@@ -5,57 +5,15 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "host/fileio.h"
 #include "policy/util.h"
 
 #define POLICY_FILE_SUFFIX ".xml"
-
-/* Read path (a regular file of at most POLICY_FILE_MAX_BYTES) into a malloc'd buffer. */
-static int
-policy_file_slurp(const char *path, char **data, size_t *len)
-{
-	struct stat st;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
-
-	*data = NULL;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
-		goto out;
-	}
-	if (st.st_size > POLICY_FILE_MAX_BYTES) {
-		ret = -EFBIG;
-		goto out;
-	}
-	*data = xmalloc((size_t)st.st_size + 1);
-	n = read(fd, *data, (size_t)st.st_size);
-	if (n < 0) {
-		ret = -errno;
-		goto out;
-	}
-	(*data)[n] = '\0';
-	*len = (size_t)n;
-out:
-	if (ret < 0) {
-		free(*data);
-		*data = NULL;
-	}
-	close(fd);
-	return ret;
-}
 
 /* Parse one file into f (its name already set). */
 static void
@@ -66,11 +24,18 @@ policy_file_read(const char *dir, struct policy_file *f)
 	size_t len = 0;
 	int ret;
 
+	vm_policy_init_default(&f->policy); /* what a file that cannot be read stands for */
 	snprintf(path, sizeof(path), "%s/%s%s", dir, f->name, POLICY_FILE_SUFFIX);
-	ret = policy_file_slurp(path, &data, &len);
+	/* A FIFO or device is refused before it is opened: open() could wait forever. */
+	ret = fileio_read(path, POLICY_FILE_MAX_BYTES, &data, &len);
+	if (ret == -EFBIG) {
+		snprintf(f->error, sizeof(f->error), "%s%s: larger than %d bytes", f->name,
+		         POLICY_FILE_SUFFIX, POLICY_FILE_MAX_BYTES);
+		return;
+	}
 	if (ret < 0) {
 		snprintf(f->error, sizeof(f->error), "%s%s: %s", f->name, POLICY_FILE_SUFFIX,
-		         ret == -EINVAL ? "not a regular file" : strerror(-ret));
+		         fileio_strerror(ret));
 		return;
 	}
 	f->ok = vm_policy_parse_xml(data, len, &f->policy, msg, sizeof(msg)) == 0;

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "policy/util.h"
@@ -11,16 +13,53 @@
 /* First buffer size: most of what we read is small. */
 #define FILEIO_FIRST_BYTES 4096
 
+/*
+ * Open path for reading if it is a regular file (fileio.h): its fd, -EISDIR for a directory,
+ * -EINVAL for anything else, or -errno.
+ */
+static int
+fileio_open_regular(const char *path)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		rc = -EINVAL; /* swapped for something else since the stat() */
+	else
+		return fd;
+	close(fd);
+	return rc;
+}
+
+const char *
+fileio_strerror(int rc)
+{
+	if (rc == -EISDIR)
+		return "not a regular file (a directory)";
+	return rc == -EINVAL ? "not a regular file" : strerror(-rc);
+}
+
 int
 fileio_read(const char *path, size_t max_bytes, char **data, size_t *len)
 {
 	size_t cap = FILEIO_FIRST_BYTES, n = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+	int fd = fileio_open_regular(path), rc = 0;
 	char *buf;
 
 	*data = NULL;
 	if (fd < 0)
-		return -errno;
+		return fd;
 	buf = xmalloc(cap + 1);
 	for (;;) {
 		ssize_t r;

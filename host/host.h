@@ -28,7 +28,9 @@ struct host_ops {
 	/*
 	 * Let host time pass up to until_s.  Real hosts: nothing to do (time passes by itself).
 	 * The simulator runs its model, stopping early when VMs arrive: returns 1 then (the
-	 * agent should run a round at once), else 0.
+	 * agent should run a round at once), else 0.  It also stops after a bounded wall-clock
+	 * time (host/sim/sim_host.c), returning 0 with now() short of until_s: a model slower
+	 * than the agent's speed lags behind instead of keeping the agent from its socket.
 	 */
 	int (*advance)(struct host *h, double until_s);
 	int (*snapshot)(struct host *h, struct snapshot **out);
@@ -80,6 +82,11 @@ struct host {
  */
 int host_sim_open(const char *scenario, enum sim_profile profile, struct host **out, char *err,
                   size_t errlen);
+/*
+ * For tests: the wall-clock milliseconds one advance() of the simulated host h may step its
+ * model for (default 100; 0: one tick per call).  h must come from host_sim_open().
+ */
+void host_sim_set_budget(struct host *h, double budget_ms);
 /*
  * The Linux host (host/linux/linux_host.c): root NULL or "/" is this machine; another
  * directory is a captured tree, observed but never acted on (-EROFS).  rate_mib_s caps page

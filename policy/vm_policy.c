@@ -258,7 +258,7 @@ rate_parse_kib(const char *p, uint64_t *kib_s)
 	return 0;
 }
 
-/* A rate must come to at least 1 KiB/s and at most VM_POLICY_RATE_MAX_KIB_S. */
+/* A rate must come to at least VM_POLICY_RATE_MIN_KIB_S and at most VM_POLICY_RATE_MAX_KIB_S. */
 static int
 attr_rate(const char *v, struct vm_policy *pol, const char **why)
 {
@@ -273,8 +273,9 @@ attr_rate(const char *v, struct vm_policy *pol, const char **why)
 		*why = "is too large";
 		return -EINVAL;
 	}
-	if (kib == 0) {
-		*why = "is below 1KiB/s (leave rate out for no per-VM cap)";
+	if (kib < VM_POLICY_RATE_MIN_KIB_S) {
+		*why = "is below 2MiB/s, the least that moves memory (in 2 MiB pages); leave rate "
+		       "out for no per-VM cap";
 		return -EINVAL;
 	}
 	pol->rate_kib_s = kib;

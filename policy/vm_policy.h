@@ -16,6 +16,13 @@
 #define VM_POLICY_GROUP_MAX    64
 #define VM_POLICY_PRIORITY_DEF 50
 #define VM_POLICY_PRIORITY_MAX 100
+/*
+ * Least migration rate a policy may give, per VM (rate) or host-wide (vnumad.conf's
+ * migrate_rate), in KiB/s: 2 MiB/s.  Memory moves in 2 MiB huge pages, at most one round's
+ * share of the rate per round, so at the default 1 s sample period a lower rate never moves
+ * anything; it would be migrate="no" in disguise.
+ */
+#define VM_POLICY_RATE_MIN_KIB_S 2048
 
 enum vm_policy_mode {
 	VM_POLICY_MODE_AUTO = 0, /* vnumad places vCPUs and moves memory (default) */

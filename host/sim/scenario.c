@@ -492,11 +492,42 @@ scn_check_vm_names(struct scn_ctx *ctx, const struct scenario *scn)
 	return rc;
 }
 
+/*
+ * The totals over vms[0..i] within SCN_MAX_TOTAL_MEM_GIB and SCN_MAX_TOTAL_VCPUS; the error
+ * names the VM that goes over, so parsing stops there.
+ */
+static int
+scn_check_totals(struct scn_ctx *ctx, const char *vpath, const struct scn_vm *vm, double *mem_gib,
+                 int64_t *vcpus)
+{
+	char path[SCN_PATH_MAX], num[40];
+
+	*mem_gib += vm->memory_gib;
+	*vcpus += vm->vcpus;
+	if (*mem_gib > SCN_MAX_TOTAL_MEM_GIB) {
+		scn_path_key(path, vpath, "memory_gib");
+		return scn_fail(ctx, path,
+		                "the VMs' memory adds up to %s GiB here, over the %.0f GiB (128 "
+		                "TiB) all the VMs of a scenario may have together",
+		                scn_num_str(*mem_gib, num, sizeof(num)), SCN_MAX_TOTAL_MEM_GIB);
+	}
+	if (*vcpus > SCN_MAX_TOTAL_VCPUS) {
+		scn_path_key(path, vpath, "vcpus");
+		return scn_fail(ctx, path,
+		                "the VMs' vCPUs add up to %lld here, over the %d all the VMs of a "
+		                "scenario may have together",
+		                (long long)*vcpus, SCN_MAX_TOTAL_VCPUS);
+	}
+	return 0;
+}
+
 static int
 scn_parse_vms(struct scn_ctx *ctx, struct json_object *root, struct scenario *scn)
 {
 	char path[SCN_PATH_MAX], vpath[SCN_PATH_MAX];
 	struct json_object *v;
+	double mem_gib = 0;
+	int64_t vcpus = 0;
 	size_t n;
 	int rc = scn_lookup(ctx, root, "", "vms", true, &v, path);
 
@@ -512,6 +543,8 @@ scn_parse_vms(struct scn_ctx *ctx, struct json_object *root, struct scenario *sc
 	for (size_t i = 0; i < n; i++) {
 		scn_path_idx(vpath, path, i);
 		rc = scn_parse_vm(ctx, json_object_array_get_idx(v, i), vpath, scn, &scn->vms[i]);
+		if (rc == 0)
+			rc = scn_check_totals(ctx, vpath, &scn->vms[i], &mem_gib, &vcpus);
 		if (rc < 0)
 			return rc;
 	}
@@ -591,7 +624,7 @@ scn_read_file(const char *path, char **buf, size_t *len, char *err, size_t errle
 		snprintf(err, errlen, "%s: larger than %zu MiB, not a scenario", path,
 		         SCN_TEXT_MAX_BYTES >> 20);
 	else if (rc < 0)
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		snprintf(err, errlen, "%s: %s", path, fileio_strerror(rc));
 	return rc;
 }
 

@@ -21,6 +21,16 @@
 #define SCN_MAX_VCPUS      1024 /* per VM */
 #define SCN_MAX_VMS        65536
 #define SCN_MAX_DURATION_S 86400.0
+/*
+ * Bounds on a scenario as a whole, over all its VMs (whether they run at once or not): the
+ * per-VM bounds alone let 40 VMs of 64 TiB, a 2 KB file, make the simulator allocate more than
+ * 4 GB.  Guest memory, in GiB: 128 TiB, 64 Mi regions of 2 MiB at 6 bytes of model each, at
+ * most 384 MiB (more than the RAM of the largest real host, overcommitted twice).  vCPUs:
+ * 131072, at most a few hundred MiB of per-vCPU state on a 64-node host (64 nodes of 1024
+ * CPUs at twice overcommitted would need more; no real host has them).
+ */
+#define SCN_MAX_TOTAL_MEM_GIB 131072.0
+#define SCN_MAX_TOTAL_VCPUS   131072
 
 enum scn_workload {
 	SCN_WORKLOAD_PRIVATE = 0, /* 90 % of a vCPU's accesses to its own 1/n slice */

@@ -4,24 +4,46 @@
  * The simulation runs in external mode: no balancer inside it; vnumad takes snapshots and
  * acts through the primitives below, each applied as a one-action plan.  advance() steps the
  * model tick by tick up to the requested host time and stops early when VMs arrive, so the
- * daemon can place them before their guests touch memory.
+ * daemon can place them before their guests touch memory, and when it has stepped for
+ * SIM_HOST_ADVANCE_BUDGET_MS of wall-clock time, so that a model too big for the daemon's
+ * --speed (10,000 VMs at 10x) only makes the simulated clock lag, never the daemon deaf to its
+ * socket and signals.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "host/host.h"
 #include "host/sim/scenario.h"
 #include "host/sim/sim.h"
 
+/*
+ * Wall-clock time one advance() may step the model for, milliseconds: 100.  The daemon serves
+ * its socket and checks for signals between calls, so this bounds how long a request or a
+ * SIGTERM waits on the model (a round comes on top).  A tick is never cut: one takes longer
+ * when a single tick does.
+ */
+#define SIM_HOST_ADVANCE_BUDGET_MS 100.0
+
 struct sim_host {
 	struct host base; /* first: the agent sees a struct host */
 	struct scenario *scn;
 	struct sim *sim;
-	struct plan one; /* scratch plan for one action */
+	struct plan one;  /* scratch plan for one action */
+	double budget_ms; /* SIM_HOST_ADVANCE_BUDGET_MS, or a test's (host_sim_set_budget) */
 	char describe[320];
 };
+
+static double
+sim_host_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 static struct sim_host *
 sim_host_of(struct host *h)
@@ -48,10 +70,16 @@ sim_host_now(struct host *h)
 	return sim_now(sim_host_of(h)->sim);
 }
 
+/*
+ * Step up to until_s: 1 when VMs arrived (at once), else 0, also when the wall-clock budget
+ * ran out first (the clock then lags until_s; the caller sees it in now()).  At least one tick
+ * per call, so the model always moves on.
+ */
 static int
 sim_host_advance(struct host *h, double until_s)
 {
 	struct sim_host *sh = sim_host_of(h);
+	double start_ms = sim_host_wall_ms();
 
 	/* The scenario's duration does not stop a daemon's host: it runs on. */
 	while (sim_now(sh->sim) + SIM_TICK_S / 2 < until_s) {
@@ -61,8 +89,16 @@ sim_host_advance(struct host *h, double until_s)
 			return rc;
 		if (sim_take_arrivals(sh->sim))
 			return 1;
+		if (sim_host_wall_ms() - start_ms >= sh->budget_ms)
+			return 0;
 	}
 	return 0;
+}
+
+void
+host_sim_set_budget(struct host *h, double budget_ms)
+{
+	sim_host_of(h)->budget_ms = budget_ms;
 }
 
 static int
@@ -196,6 +232,7 @@ host_sim_open(const char *scenario, enum sim_profile profile, struct host **out,
 		goto fail;
 	}
 	plan_init(&sh->one);
+	sh->budget_ms = SIM_HOST_ADVANCE_BUDGET_MS;
 	snprintf(sh->describe, sizeof(sh->describe), "simulated, scenario %s, host profile %s (%s)",
 	         sh->scn->name, sim_profile_name(profile),
 	         host_caps_format(sim_profile_caps(profile), caps, sizeof(caps)));

@@ -60,6 +60,8 @@ echo "<vnuma:policy $NS mode='advisory' priority='70'/>" >"$D/policy.d/batch-*.x
 echo "<vnuma:policy $NS mode='sideways'/>" >"$D/policy.d/jump-host.xml"
 echo "<vnuma:policy $NS nodes='7' priority='90'/>" >"$D/policy.d/db-billing.xml"
 echo "<vnuma:policy $NS priority='20'/>" >"$D/policy.d/*.xml"
+# A FIFO is no policy file: it must not hang the daemon in open() at start or on reload.
+mkfifo "$D/policy.d/analytics.xml"
 
 start_daemon() {
 	"$VNUMAD" -f "$CONF" --simulate default --speed 20 --socket "$SOCK" --foreground \
@@ -101,7 +103,7 @@ r2=$(rounds)
 l=$(jctl list)
 check "$l" '.vms | length == 8' "list: the default scenario starts with 8 VMs"
 check "$l" '[.vms[].name] | index("db-orders") != null' "list has db-orders"
-check "$l" 'all(.vms[] | select(.name | test("^(batch|jump)-|^db-billing$") | not);
+check "$l" 'all(.vms[] | select(.name | test("^(batch|jump)-|^db-billing$|^analytics$") | not);
 	.mode == "auto" and .policy_ok == true)' "list: modes"
 
 v=$(jctl vminfo db-orders)
@@ -155,7 +157,10 @@ check "$(jctl vminfo hpc-wide)" '(.cells | length) == 2 and .cells[0].vcpus == "
 	.cells[1].vcpus == "12-23" and ([.cells[].memory_mib] | add) == .memory_mib and
 	.cells[0].home != "-" and .cells[0].home != .cells[1].home' \
 	"vminfo: each guest cell with its vCPUs, memory and its own home"
-check "$(jctl policy analytics)" '.source == "file" and .policy.priority == 20' "catch-all file"
+check "$(jctl policy analytics)" '.source == "file" and .policy_ok == false and
+	.policy_error == "analytics.xml: not a regular file" and .policy.priority == 50' \
+	"a FIFO in policy_dir: the VM's file, refused unopened"
+check "$(jctl policy web2)" '.source == "file" and .policy.priority == 20' "catch-all file"
 check "$(jctl policy jump-host)" '.source == "file" and .policy_ok == false and
 	(.policy_error | test("jump-host.xml.*mode"))' "a broken policy file shows its error"
 check "$(jctl list)" '.vms[] | select(.name == "jump-host") | .policy_ok == false and
@@ -186,14 +191,31 @@ ctl policy web1 --nodes 7 2>"$D/err" && fail "policy --nodes 7 accepted on a 4-n
 grep -q "nodes=\"7\": node 7 is not one of this host's nodes (0-3)" "$D/err" ||
 	fail "policy --nodes 7: the error does not name node 7 and the host's nodes: $(cat "$D/err")"
 check "$(jctl policy web1)" '.policy.nodes == "all"' "policy --nodes 7 stored nothing"
+# Attributes back to their defaults: --nodes all, --rate 0, --group ''.
+ctl policy web1 --nodes 1 --rate 256MiB/s --group shop >/dev/null
+check "$(jctl policy web1)" '.policy.nodes == "1" and .policy.rate_kib_s == 262144 and
+	.policy.group == "shop"' "policy --nodes 1 --rate --group"
+ctl policy web1 --nodes all --rate 0 --group '' >/dev/null 2>"$D/err" ||
+	fail "policy --nodes all --rate 0 --group '': $(cat "$D/err")"
+check "$(jctl policy web1)" '.policy.nodes == "all" and .policy.rate_kib_s == 0 and
+	.policy.group == "" and .policy.mode == "auto"' "policy attributes back to their defaults"
+ctl policy web1 --placement cells 2>"$D/err" && fail "placement cells accepted for a VM without cells"
+grep -q "web1 has no guest vNUMA cells" "$D/err" || fail "placement cells: $(cat "$D/err")"
+# A change while paused or pinned keeps the VM's own mode (not advisory / manual for good).
+ctl pause >/dev/null
+ctl policy web1 --priority 60 >/dev/null
+ctl resume >/dev/null
+WAIT_EXPR='.mode == "auto" and .policy.priority == 60'
+wait_for vminfo web1
 
 home=$(jctl vminfo web1 | jq -r .home)
 other=$(( (home + 1) % 4 ))
 ctl pin web1 0 "$other" >/dev/null
 WAIT_EXPR=".vcpu[0].node == $other and .mode == \"manual\""
 wait_for vminfo web1
+ctl policy web1 --priority 70 >/dev/null
 ctl unpin web1 >/dev/null
-WAIT_EXPR='.mode == "auto"'
+WAIT_EXPR='.mode == "auto" and .policy.priority == 70'
 wait_for vminfo web1
 
 home=$(jctl vminfo web2 | jq -r .home)
@@ -290,6 +312,16 @@ grep -q "bad.conf:2:" "$D/err" && grep -q "bad.conf:3:" "$D/err" ||
 	fail "vnumad -n: errors lack file:line: $(cat "$D/err")"
 "$VNUMAD" -f "$CONF" --simulate default --socket "$SOCK" --foreground >"$D/second.log" 2>&1 &&
 	fail "a second daemon started on the same socket and state"
+# A socket path longer than a sockaddr_un holds (107 bytes) is refused, never cut to fit.
+long=$D/$(printf '%0120d' 0).sock
+"$VNUMAD" -f "$CONF" --simulate default --socket "$long" --foreground >"$D/long.log" 2>&1 &&
+	fail "vnumad started on a socket path of ${#long} bytes"
+grep -q "^vnumad: error: --socket: the path is ${#long} bytes, longer than the 107" "$D/long.log" ||
+	fail "vnumad --socket LONG: $(cat "$D/long.log")"
+ls "$D" | grep -q '^0000' && fail "vnumad made a socket from a cut path"
+"$CTL" --socket "$long" status 2>"$D/err" && fail "vnumactl took a socket path of ${#long} bytes"
+grep -q "the socket path is ${#long} bytes, longer than the 107" "$D/err" ||
+	fail "vnumactl --socket LONG: $(cat "$D/err")"
 
 # --- kill -9, state kept, --restore applies it -----------------------------------------------
 n=$(jq '.vcpus | length' "$D/state.json")

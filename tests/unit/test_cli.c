@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "agent/cli.h"
+#include "agent/client.h"
 #include "agent/simulate.h"
 #include "agent/version.h"
 #include "host/sim/peers.h"
@@ -57,10 +58,11 @@ static const struct cli_command test_table[] = {
      "VM [--node N] [--policy LIST] [--force] [--plot FILE]",
      probe_cmd,
      false,
-     "look at things"},
-    {"need", {NULL}, "--node N [EXTRA]", probe_cmd, true, "needs a node"},
-    {"fail", {NULL}, "", fail_cmd, false, "always fails"},
-    {"help", {NULL}, "[COMMAND]", cli_help_cmd, false, "help"},
+     "look at things",
+     false},
+    {"need", {NULL}, "--node N [EXTRA]", probe_cmd, true, "needs a node", false},
+    {"fail", {NULL}, "", fail_cmd, false, "always fails", false},
+    {"help", {NULL}, "[COMMAND]", cli_help_cmd, false, "help", false},
     {.name = NULL},
 };
 
@@ -209,6 +211,41 @@ test_handler_failure(void **state)
 	run_free(&r);
 }
 
+/*
+ * A socket path that does not fit a sockaddr_un (107 bytes and its NUL) is refused by name,
+ * never cut to fit; one of 107 bytes is taken.
+ */
+static void
+test_socket_path_length(void)
+{
+	static const char *const opts[] = {"-c", "--connect", "--socket"};
+	char path[CLIENT_SOCKET_PATH_MAX + 2], joined[sizeof(path) + 16];
+	struct run r;
+
+	memset(path, 'a', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0'; /* 108 bytes */
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		char want[160];
+
+		snprintf(want, sizeof(want),
+		         "error: option '%s': the socket path is 108 bytes, longer than the 107 a "
+		         "Unix socket address holds\n",
+		         opts[i]);
+		r = run_cli(test_table, opts[i], path, "probe", "vm", NULL);
+		assert_failed(&r, want);
+		snprintf(joined, sizeof(joined), "%s%s%s", opts[i], opts[i][1] == '-' ? "=" : "",
+		         path);
+		r = run_cli(test_table, joined, "probe", "vm", NULL);
+		assert_failed(&r, want);
+	}
+	path[CLIENT_SOCKET_PATH_MAX] = '\0'; /* 107 bytes */
+	r = run_cli(test_table, "--socket", path, "probe", "vm", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(seen.socket, path);
+	run_free(&r);
+}
+
 static void
 test_global_options(void **state)
 {
@@ -232,6 +269,7 @@ test_global_options(void **state)
 
 	r = run_cli(test_table, "-c", NULL);
 	assert_failed(&r, "error: option '-c' needs a value");
+	test_socket_path_length();
 	r = run_cli(test_table, "--frob", "probe", "vm", NULL);
 	assert_failed(&r, "error: unknown option '--frob'\n");
 	r = run_cli(test_table, NULL);

@@ -608,9 +608,9 @@ probe_cmd(struct cli_ctx *ctx, const struct cli_args *args)
 }
 
 static const struct cli_command shell_table[] = {
-    {"probe", {NULL}, "[VM]", probe_cmd, false, "probe"},
-    {"help", {NULL}, "[COMMAND]", cli_help_cmd, false, "help"},
-    {"quit", {"exit", NULL}, "", cli_quit_cmd, false, "quit"},
+    {"probe", {NULL}, "[VM]", probe_cmd, false, "probe", false},
+    {"help", {NULL}, "[COMMAND]", cli_help_cmd, false, "help", false},
+    {"quit", {"exit", NULL}, "", cli_quit_cmd, false, "quit", false},
     {.name = NULL},
 };
 

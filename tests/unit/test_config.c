@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +30,8 @@ static const char *const all_keys[] = {
 
 /* Byte that fills the caller's struct before a failing load, to see that it stays untouched. */
 #define SENTINEL 0x5a
+/* Seconds after which a test that waits on a FIFO is killed: a hang, never a slow run. */
+#define HANG_S 30
 
 static char tmpdir[64];
 static char cfg_path[128];
@@ -217,10 +220,15 @@ test_units_and_spellings(void **state)
 	assert_true(cfg.sample_period_s == 0.1 && cfg.rebalance_period_s == 600.0);
 	expect_ok("migrate_rate = 1073741824KiB/s\n", &cfg);
 	assert_true(cfg.migrate_rate_mib_s == 1024.0 * 1024.0);
-	expect_ok("migrate_rate = 0.001KiB/s\n", &cfg);
-	assert_true(cfg.migrate_rate_mib_s > 0);
-	expect_ok("migrate_rate = 512KiB/s\n", &cfg);
-	assert_true(cfg.migrate_rate_mib_s == 0.5);
+	/* The least, 2 MiB/s, in every unit: the bound holds exactly. */
+	expect_ok("migrate_rate = 2048KiB/s\n", &cfg);
+	assert_true(cfg.migrate_rate_mib_s == 2.0);
+	expect_ok("migrate_rate = 2MiB/s\n", &cfg);
+	assert_true(cfg.migrate_rate_mib_s == 2.0);
+	expect_ok("migrate_rate = 0.001953125GiB/s\n", &cfg);
+	assert_true(cfg.migrate_rate_mib_s == 2.0);
+	expect_ok("migrate_rate = 2.5MiB/s\n", &cfg);
+	assert_true(cfg.migrate_rate_mib_s == 2.5);
 	expect_ok("migrate_rate = 1024GiB/s\n", &cfg);
 	assert_true(cfg.migrate_rate_mib_s == 1024.0 * 1024.0);
 	expect_ok("socket_mode = 0777\n", &cfg);
@@ -321,10 +329,17 @@ test_bad_lines(void **state)
 	     "migrate_rate: \"100\" has no unit (use e.g. 1024MiB/s or 2GiB/s)"},
 	    {"migrate_rate = 100MB/s",
 	     "migrate_rate: \"100MB/s\" is not a rate (use e.g. 1024MiB/s or 2GiB/s)"},
-	    {"migrate_rate = 0MiB/s",
-	     "migrate_rate: 0MiB/s is out of range (above 0, at most 1024GiB/s)"},
+	    {"migrate_rate = 0MiB/s", "migrate_rate: 0MiB/s is out of range (2MiB/s to 1024GiB/s)"},
+	    {"migrate_rate = 0.000000001KiB/s",
+	     "migrate_rate: 0.000000001KiB/s is out of range (2MiB/s to 1024GiB/s)"},
+	    {"migrate_rate = 512KiB/s",
+	     "migrate_rate: 512KiB/s is out of range (2MiB/s to 1024GiB/s)"},
+	    {"migrate_rate = 2047KiB/s",
+	     "migrate_rate: 2047KiB/s is out of range (2MiB/s to 1024GiB/s)"},
+	    {"migrate_rate = 1.999999999MiB/s",
+	     "migrate_rate: 1.999999999MiB/s is out of range (2MiB/s to 1024GiB/s)"},
 	    {"migrate_rate = 2048GiB/s",
-	     "migrate_rate: 2048GiB/s is out of range (above 0, at most 1024GiB/s)"},
+	     "migrate_rate: 2048GiB/s is out of range (2MiB/s to 1024GiB/s)"},
 	};
 	char text[256];
 
@@ -592,6 +607,41 @@ test_shipped_files_agree(void **state)
 	free(man);
 }
 
+/*
+ * Only a regular file is a config (host/fileio.c): a FIFO is refused at once, not waited on
+ * forever in open() (as vnumad -n and a reload did), and so is a device; a symbolic link to a
+ * regular file is read.  The alarm only turns a hang into a failure.
+ */
+static void
+test_not_a_regular_file(void **state)
+{
+	const char *good = "sample_period = 3s\nrebalance_period = 3s\n";
+	char fifo[192], link[192], err[512], want[512];
+	struct config cfg;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo.conf", tmpdir);
+	snprintf(link, sizeof(link), "%s/link.conf", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(HANG_S);
+	assert_int_equal(config_load(fifo, &cfg, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: cannot read: not a regular file\n", fifo);
+	assert_string_equal(err, want);
+	assert_int_equal(config_load("/dev/null", &cfg, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "/dev/null: cannot read: not a regular file\n");
+	/* through a link: to the FIFO refused, to a regular file read */
+	assert_int_equal(symlink(fifo, link), 0);
+	assert_int_equal(config_load(link, &cfg, err, sizeof(err)), -EINVAL);
+	assert_int_equal(unlink(link), 0);
+	write_file(cfg_path, good, strlen(good));
+	assert_int_equal(symlink(cfg_path, link), 0);
+	if (config_load(link, &cfg, err, sizeof(err)) != 0)
+		fail_msg("a link to a regular file: %s", err);
+	assert_true(cfg.sample_period_s == 3.0);
+	alarm(0);
+	unlink(link);
+	unlink(fifo);
+}
+
 int
 main(void)
 {
@@ -612,6 +662,7 @@ main(void)
 		cmocka_unit_test(test_errors_in_line_order),
 		cmocka_unit_test(test_error_truncation),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_not_a_regular_file),
 		cmocka_unit_test(test_mode_names_match_policy),
 		cmocka_unit_test(test_shipped_files_agree),
 	};

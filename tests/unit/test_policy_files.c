@@ -17,6 +17,10 @@
 #include <cmocka.h>
 
 #include "agent/policy_files.h"
+#include "policy/util.h"
+
+/* Seconds after which a test that waits on a FIFO is killed: a hang, never a slow run. */
+#define HANG_S 30
 
 static void
 put(const char *dir, const char *name, const char *text)
@@ -105,12 +109,73 @@ test_missing_and_unreadable(void **state)
 	unlink(file);
 }
 
+/*
+ * Only regular files are policy files: a FIFO (which hung the daemon in open() at start and
+ * on reload), a link to one, a device are kept with the error "not a regular file", and the
+ * rest of the directory is read; a link to a regular file elsewhere is read.  The alarm only
+ * turns a hang into a failure.
+ */
+static void
+test_fifo_and_links(void **state)
+{
+	char dir[] = "/tmp/vnumad-pf-XXXXXX", path[4096], target[4096], err[256];
+	struct policy_files pf;
+	const struct policy_file *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/web1.xml", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(target, sizeof(target), "%s/web2.xml", dir);
+	assert_int_equal(symlink(path, target), 0); /* to the FIFO */
+	snprintf(path, sizeof(path), "%s/web3.xml", dir);
+	assert_int_equal(symlink("/dev/null", path), 0);
+	put(dir, "shared.policy", POL("priority='77'"));
+	snprintf(path, sizeof(path), "%s/db1.xml", dir);
+	snprintf(target, sizeof(target), "%s/shared.policy", dir);
+	assert_int_equal(symlink(target, path), 0);
+	snprintf(path, sizeof(path), "%s/gone.xml", dir);
+	assert_int_equal(symlink("/nonexistent/vnumad/x.xml", path), 0);
+	put(dir, "db2.xml", POL("mode='advisory'"));
+
+	alarm(HANG_S);
+	assert_int_equal(policy_files_load(dir, &pf, err, sizeof(err)), 0);
+	alarm(0);
+	assert_int_equal(pf.nr, 6);
+	for (int i = 1; i <= 3; i++) {
+		char name[16], want[64];
+
+		snprintf(name, sizeof(name), "web%d", i);
+		snprintf(want, sizeof(want), "web%d.xml: not a regular file", i);
+		assert_non_null(f = policy_files_match(&pf, name));
+		assert_false(f->ok);
+		assert_string_equal(f->error, want);
+		/* the default policy, all of it */
+		assert_int_equal(f->policy.mode, VM_POLICY_MODE_AUTO);
+		assert_int_equal(f->policy.priority, VM_POLICY_PRIORITY_DEF);
+		assert_true(f->policy.migrate);
+		assert_true(f->policy.nodes == NODEMASK_ALL);
+	}
+	assert_non_null(f = policy_files_match(&pf, "db1"));
+	assert_true(f->ok);
+	assert_int_equal(f->policy.priority, 77);
+	assert_non_null(f = policy_files_match(&pf, "gone"));
+	assert_false(f->ok);
+	assert_string_equal(f->error, "gone.xml: No such file or directory");
+	assert_non_null(f = policy_files_match(&pf, "db2"));
+	assert_true(f->ok);
+	assert_int_equal(f->policy.mode, VM_POLICY_MODE_ADVISORY);
+	policy_files_free(&pf);
+	assert_int_equal(system((snprintf(path, sizeof(path), "rm -rf '%s'", dir), path)), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_match_order),
 	    cmocka_unit_test(test_missing_and_unreadable),
+	    cmocka_unit_test(test_fifo_and_links),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -404,6 +404,57 @@ test_too_many_cells(void **state)
 	free(json);
 }
 
+/*
+ * A scenario of n VMs named v0, v1, ... of vcpus vCPUs and mem_gib GiB each (malloc'd): each
+ * within the per-VM bounds.
+ */
+static char *
+many_vms(int n, int vcpus, double mem_gib)
+{
+	struct util_buf b = {0};
+
+	util_buf_printf(&b, "{\"name\":\"t\"," HOST4 ",\"vms\":[");
+	for (int i = 0; i < n; i++)
+		util_buf_printf(&b, "%s{\"name\":\"v%d\",\"vcpus\":%d,\"memory_gib\":%.17g}",
+		                i ? "," : "", i, vcpus, mem_gib);
+	util_buf_printf(&b, "]}");
+	return b.data;
+}
+
+/*
+ * Bounds over the whole scenario: 40 VMs of 64 TiB (a 2 KB file that needed more than 4 GB of
+ * model) are refused at the VM that goes over 128 TiB in all, and so are more than 131072
+ * vCPUs in all; exactly at the bounds is fine.
+ */
+static void
+test_totals_bounded(void **state)
+{
+	struct scenario *scn = NULL;
+	char err[512], *json;
+
+	json = many_vms(40, 1, 65536);
+	assert_true(strlen(json) < 2048);
+	assert_int_equal(scenario_load_string(json, &scn, err, sizeof(err)), -EINVAL);
+	assert_null(scn);
+	assert_string_equal(err, "vms[2].memory_gib: the VMs' memory adds up to 196608 GiB here, "
+	                         "over the 131072 GiB (128 TiB) all the VMs of a scenario may "
+	                         "have together");
+	free(json);
+	json = many_vms(2, 1, 65536);
+	scenario_free(load_ok(json)); /* 128 TiB exactly */
+	free(json);
+
+	json = many_vms(129, 1024, 1);
+	assert_int_equal(scenario_load_string(json, &scn, err, sizeof(err)), -EINVAL);
+	assert_null(scn);
+	assert_string_equal(err, "vms[128].vcpus: the VMs' vCPUs add up to 132096 here, over the "
+	                         "131072 all the VMs of a scenario may have together");
+	free(json);
+	json = many_vms(128, 1024, 1);
+	scenario_free(load_ok(json)); /* 131072 exactly */
+	free(json);
+}
+
 /* A small errlen truncates the message but never overflows; NULL err is allowed. */
 static void
 test_error_buffer_small(void **state)
@@ -512,6 +563,7 @@ main(void)
 	    cmocka_unit_test(test_errors_table),       cmocka_unit_test(test_error_templates_valid),
 	    cmocka_unit_test(test_too_many_cells),     cmocka_unit_test(test_error_buffer_small),
 	    cmocka_unit_test(test_load_file),          cmocka_unit_test(test_load_file_nul),
+	    cmocka_unit_test(test_totals_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -140,14 +140,16 @@ test_good_values(void **state)
 	     {VM_POLICY_MODE_ADVISORY, 0xb, VM_POLICY_PLACEMENT_CELLS, false, 0, 50, ""}},
 	    {"mode=\"manual\" rate=\"1.5GiB/s\" priority=\"0\"",
 	     {VM_POLICY_MODE_MANUAL, NODEMASK_ALL, 0, true, 1572864, 0, ""}},
-	    {"mode=\"off\" rate=\"1KiB/s\" priority=\"100\" group=\"A.b_c-9\"",
-	     {VM_POLICY_MODE_OFF, NODEMASK_ALL, 0, true, 1, 100, "A.b_c-9"}},
-	    {"rate=\"0.5MiB/s\" nodes=\"63\" priority=\"007\"",
-	     {0, (uint64_t)1 << 63, 0, true, 512, 7, ""}},
-	    {"rate=\"1.0005KiB/s\" nodes=\"0-63\" migrate=\"yes\"", /* rounds to the nearest KiB/s
-	                                                             */
-	     {0, NODEMASK_ALL, 0, true, 1, 50, ""}},
-	    {"rate=\"0.5KiB/s\"", {0, NODEMASK_ALL, 0, true, 1, 50, ""}}, /* halves round up */
+	    {"mode=\"off\" rate=\"2MiB/s\" priority=\"100\" group=\"A.b_c-9\"",
+	     {VM_POLICY_MODE_OFF, NODEMASK_ALL, 0, true, 2048, 100, "A.b_c-9"}},
+	    {"rate=\"2.5MiB/s\" nodes=\"63\" priority=\"007\"",
+	     {0, (uint64_t)1 << 63, 0, true, 2560, 7, ""}},
+	    {"rate=\"2048.0005KiB/s\" nodes=\"0-63\" migrate=\"yes\"", /* rounds to the nearest
+	                                                                  KiB/s */
+	     {0, NODEMASK_ALL, 0, true, 2048, 50, ""}},
+	    {"rate=\"2047.5KiB/s\"",
+	     {0, NODEMASK_ALL, 0, true, 2048, 50, ""}}, /* halves round up */
+	    {"rate=\"0.001953125GiB/s\"", {0, NODEMASK_ALL, 0, true, 2048, 50, ""}}, /* the least */
 	    {"rate=\"17179869183GiB/s\"",
 	     {0, NODEMASK_ALL, 0, true, 17179869183ull * 1048576, 50, ""}},
 	    {"rate=\"18014398509481983KiB/s\"", {0, NODEMASK_ALL, 0, true, RATE_MAX_KIB_S, 50, ""}},
@@ -204,9 +206,13 @@ test_bad_values(void **state)
 	    {"rate", ".5MiB/s", "is not a rate"},
 	    {"rate", "1e3KiB/s", "is not a rate"},
 	    {"rate", "1.0000000001GiB/s", "is not a rate"},
-	    {"rate", "0MiB/s", "below 1KiB/s"},
-	    {"rate", "0KiB/s", "below 1KiB/s"},
-	    {"rate", "0.0001KiB/s", "below 1KiB/s"},
+	    {"rate", "0MiB/s", "below 2MiB/s"},
+	    {"rate", "0KiB/s", "below 2MiB/s"},
+	    {"rate", "0.0001KiB/s", "below 2MiB/s"},
+	    {"rate", "0.000000001KiB/s", "below 2MiB/s"},
+	    {"rate", "1KiB/s", "below 2MiB/s"},
+	    {"rate", "2047.4KiB/s", "below 2MiB/s"},
+	    {"rate", "1.99MiB/s", "below 2MiB/s"},
 	    {"rate", "17179869184GiB/s", "too large"},
 	    {"rate", "18014398509481984KiB/s", "too large"},
 	    {"rate", "99999999999999999999999999GiB/s", "too large"},
@@ -564,6 +570,8 @@ policy_random(struct util_rng *rng, struct vm_policy *p)
 		uint64_t r = rng_u64(rng) >> util_rng_below(rng, 64);
 
 		p->rate_kib_s = (r % (RATE_MAX_KIB_S / unit) + 1) * unit;
+		if (p->rate_kib_s < VM_POLICY_RATE_MIN_KIB_S) /* below the least: none valid */
+			p->rate_kib_s += VM_POLICY_RATE_MIN_KIB_S;
 	}
 	if (util_rng_below(rng, 3))
 		p->priority = (int)util_rng_below(rng, VM_POLICY_PRIORITY_MAX + 1);
@@ -614,7 +622,7 @@ test_round_trip(void **state)
 	memset(p.group, 'z', VM_POLICY_GROUP_MAX - 1);
 	check_round_trip(&p, seed, -2);
 	p.nodes = 0x5555555555555555ull;
-	p.rate_kib_s = 1;
+	p.rate_kib_s = VM_POLICY_RATE_MIN_KIB_S;
 	p.priority = 0;
 	p.mode = VM_POLICY_MODE_OFF;
 	p.placement = VM_POLICY_PLACEMENT_CELLS;
