@@ -89,6 +89,12 @@ uint64_t sim_vm_node_mib(const struct sim *sim, int vm_idx, int node);
 /* Ground truth: node index vCPU vcpu of VM vm_idx runs on, or -1 if the VM is not running. */
 int sim_vcpu_node(const struct sim *sim, int vm_idx, int vcpu);
 uint64_t sim_node_used_mib(const struct sim *sim, int node);
+/*
+ * Ground truth: the 2-MiB regions of VM vm_idx's RAM (0 before it first arrived), and the node
+ * index region r (guest MiB r * SIM_REGION_MIB) sits on, or -1 (unallocated, or the VM left).
+ */
+uint32_t sim_vm_nr_regions(const struct sim *sim, int vm_idx);
+int sim_vm_region_node(const struct sim *sim, int vm_idx, uint32_t region);
 
 /*
  * Driven from outside (vnumad --simulate): no balancer runs inside; the agent takes
