@@ -152,6 +152,25 @@ model_build_timeline(struct oracle_model *om, int64_t ticks, int64_t *t)
 	return uniq;
 }
 
+/*
+ * A phased VM's phase weights over its ticks [a, b): phase k runs while the simulator's
+ * floor((now - start) / phase_s) is k (sim.c, sim_phases), and in it vCPU v's home slice is
+ * (v + k) mod n.
+ */
+static void
+model_vm_phases(struct oracle_vm_model *m, const struct scn_vm *sv, int64_t a, int64_t b)
+{
+	int n = m->nr_slices;
+
+	m->phase_w = xcalloc((size_t)n, sizeof(double));
+	for (int64_t t = a; t < b; t++) {
+		double since = (double)t * SIM_TICK_S - (double)a * SIM_TICK_S;
+		int64_t k = (int64_t)floor(since / sv->phase_s + 1e-9);
+
+		m->phase_w[k % n] += 1.0 / (double)(b - a);
+	}
+}
+
 static void
 model_vm_time(struct oracle_model *om, int vm, int64_t ticks, const int64_t *t, int nr)
 {
@@ -164,6 +183,8 @@ model_vm_time(struct oracle_model *om, int vm, int64_t ticks, const int64_t *t, 
 		return;
 	m->first = model_tick_index(t, nr, a);
 	m->last = model_tick_index(t, nr, b) - 1;
+	if (om->scn->vms[vm].workload == SCN_WORKLOAD_PHASED && m->nr_slices == m->nr_vcpus)
+		model_vm_phases(m, &om->scn->vms[vm], a, b);
 }
 
 static void
@@ -242,6 +263,7 @@ oracle_model_fini(struct oracle_model *om)
 		free(om->vms[i].slice_start_mib);
 		free(om->vms[i].slice_len_mib);
 		free(om->vms[i].vcpu_slice);
+		free(om->vms[i].phase_w);
 	}
 	free(om->vms);
 	free(om->dist);
@@ -321,13 +343,38 @@ contrib_rotating_eff(const struct oracle_model *om, const struct oracle_vm_model
 	return vmm->nr_slices > 0 ? sum / vmm->nr_slices : 1.0;
 }
 
+/*
+ * Phased: the efficiency of each vCPU on node c, its home slices weighted by phase_w.  The
+ * efficiency of every slice from c is computed once (eff_s, nr_slices entries).
+ */
+static void
+contrib_phased(const struct oracle_model *om, const struct oracle_vm_model *vmm, int c,
+               const int *vcpu_node, const uint64_t *slice_mib, double whole_cost, double *eff_s,
+               double *eff_v)
+{
+	int n = vmm->nr_slices;
+
+	for (int s = 0; s < n; s++)
+		eff_s[s] =
+		    contrib_local_eff(om, vmm, c, &slice_mib[(size_t)s * om->nr_nodes], whole_cost);
+	for (int v = 0; v < vmm->nr_vcpus; v++) {
+		double sum = 0;
+
+		if (vcpu_node[v] != c)
+			continue;
+		for (int d = 0; d < n; d++)
+			sum += vmm->phase_w[d] * eff_s[(v + d) % n];
+		eff_v[v] = sum;
+	}
+}
+
 void
 oracle_vm_contrib(const struct oracle_model *om, int vm, const int *vcpu_node,
                   const uint64_t *slice_mib, struct oracle_contrib *out)
 {
 	const struct oracle_vm_model *vmm = &om->vms[vm];
 	int nn = om->nr_nodes;
-	double whole_cost[SCN_MAX_NODES], rot_eff[SCN_MAX_NODES];
+	double whole_cost[SCN_MAX_NODES], rot_eff[SCN_MAX_NODES], *eff_s = NULL, *eff_v = NULL;
 	bool known[SCN_MAX_NODES] = {false};
 
 	memset(out->u, 0, sizeof(double) * (size_t)nn);
@@ -336,6 +383,10 @@ oracle_vm_contrib(const struct oracle_model *om, int vm, const int *vcpu_node,
 	for (int s = 0; s < vmm->nr_slices; s++)
 		for (int n = 0; n < nn; n++)
 			out->m[n] += slice_mib[(size_t)s * nn + n];
+	if (vmm->phase_w != NULL) {
+		eff_s = xcalloc((size_t)vmm->nr_slices, sizeof(double));
+		eff_v = xcalloc((size_t)vmm->nr_vcpus, sizeof(double));
+	}
 	for (int v = 0; v < vmm->nr_vcpus; v++) {
 		int c = vcpu_node[v], hs = vmm->vcpu_slice[v];
 		double eff;
@@ -344,12 +395,17 @@ oracle_vm_contrib(const struct oracle_model *om, int vm, const int *vcpu_node,
 			whole_cost[c] = contrib_cost(om, c, out->m);
 			if (whole_cost[c] < 0)
 				whole_cost[c] = 1.0; /* a VM without RAM: nothing to wait on */
-			if (vmm->access == ORACLE_ACCESS_ROTATING)
+			if (vmm->phase_w != NULL)
+				contrib_phased(om, vmm, c, vcpu_node, slice_mib, whole_cost[c],
+				               eff_s, eff_v);
+			else if (vmm->access == ORACLE_ACCESS_ROTATING)
 				rot_eff[c] =
 				    contrib_rotating_eff(om, vmm, c, slice_mib, whole_cost[c]);
 			known[c] = true;
 		}
-		if (vmm->access == ORACLE_ACCESS_ROTATING)
+		if (vmm->phase_w != NULL)
+			eff = eff_v[v];
+		else if (vmm->access == ORACLE_ACCESS_ROTATING)
 			eff = rot_eff[c];
 		else if (vmm->access == ORACLE_ACCESS_SHARED || hs < 0)
 			eff = contrib_eff(vmm->mem_intensity, whole_cost[c]);
@@ -359,6 +415,8 @@ oracle_vm_contrib(const struct oracle_model *om, int vm, const int *vcpu_node,
 		out->u[c] += vmm->util;
 		out->s[c] += vmm->util * eff;
 	}
+	free(eff_s);
+	free(eff_v);
 }
 
 /* ---- the public evaluator ------------------------------------------------------------ */

@@ -13,6 +13,7 @@
  */
 #include "host/sim/peer_oracle.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,8 @@
  * that rounding noise never makes the local search cycle.
  */
 #define ORACLE_EPS_REL 1e-10
+/* Starts of the whole search (stage 1 without and with fill-and-spill shapes), default 2. */
+#define ORACLE_STARTS 2
 
 /* ---- memory units ------------------------------------------------------------------- */
 
@@ -51,6 +54,7 @@ units_split(struct oracle_srch_vm *sv, uint64_t start_mib, uint64_t len_mib, int
 		sv->unit_len[u] = (b - a) * SIM_REGION_MIB;
 		sv->unit_slice[u] = slice;
 		sv->unit_group[u] = groups[p / per];
+		sv->unit_base[u] = true;
 		sv->nr_units++;
 	}
 }
@@ -72,25 +76,42 @@ units_parts(const struct scn_vm *vm, const struct oracle_vm_model *vmm, int s, i
 		*groups = vm->cells[s].nr_vcpus > 0 ? vm->cells[s].vcpus : ident;
 		return (vm->cells[s].nr_vcpus > 0 ? vm->cells[s].nr_vcpus : 1) * per;
 	}
-	*groups = &ident[s];
+	*groups = &ident[s]; /* the owner of slice s: ident is shifted for phased VMs */
 	return per;
+}
+
+/*
+ * A phased VM's vCPU v has its home slice at v + d for the share phase_w[d] of its run: the
+ * vCPU that uses slice s most is s - d at the centre of the weights.  Private-like VMs: 0.
+ */
+static int
+units_phase_shift(const struct oracle_vm_model *vmm)
+{
+	double centre = 0;
+
+	for (int d = 0; vmm->phase_w != NULL && d < vmm->nr_slices; d++)
+		centre += d * vmm->phase_w[d];
+	return (int)(centre + 0.5);
 }
 
 static void
 units_build(const struct scn_vm *vm, const struct oracle_vm_model *vmm, struct oracle_srch_vm *sv)
 {
 	int per = (ORACLE_MIN_UNITS + vmm->nr_vcpus - 1) / vmm->nr_vcpus, total = 0;
-	int *ident = xcalloc((size_t)vmm->nr_vcpus, sizeof(int));
+	int *ident = xcalloc((size_t)vmm->nr_vcpus, sizeof(int)), shift = units_phase_shift(vmm);
 	const int *groups;
 
 	for (int v = 0; v < vmm->nr_vcpus; v++)
-		ident[v] = v;
+		ident[v] = (v - shift % vmm->nr_vcpus + vmm->nr_vcpus) % vmm->nr_vcpus;
 	for (int s = 0; s < vmm->nr_slices; s++)
 		total += units_parts(vm, vmm, s, per, ident, &groups);
-	sv->unit_start = xcalloc((size_t)total + 1, sizeof(uint64_t));
-	sv->unit_len = xcalloc((size_t)total + 1, sizeof(uint64_t));
-	sv->unit_slice = xcalloc((size_t)total + 1, sizeof(int));
-	sv->unit_group = xcalloc((size_t)total + 1, sizeof(int));
+	sv->cap_units = total + 1;
+	sv->unit_start = xcalloc((size_t)sv->cap_units, sizeof(uint64_t));
+	sv->unit_len = xcalloc((size_t)sv->cap_units, sizeof(uint64_t));
+	sv->unit_slice = xcalloc((size_t)sv->cap_units, sizeof(int));
+	sv->unit_group = xcalloc((size_t)sv->cap_units, sizeof(int));
+	sv->unit_base = xcalloc((size_t)sv->cap_units, sizeof(bool));
+	sv->unit_node = xcalloc((size_t)sv->cap_units, sizeof(int));
 	for (int s = 0; s < vmm->nr_slices; s++) {
 		int parts = units_parts(vm, vmm, s, per, ident, &groups);
 
@@ -102,10 +123,10 @@ units_build(const struct scn_vm *vm, const struct oracle_vm_model *vmm, struct o
 
 /* ---- evaluation --------------------------------------------------------------------- */
 
-/* Contributions of VM vm if bound as vcpu_node/unit_node. */
+/* Contributions of VM vm if bound as vcpu_node/unit_node, with part (NULL: none) moved. */
 void
 oracle_srch_eval(struct oracle_srch *sr, int vm, const int *vcpu_node, const int *unit_node,
-                 struct oracle_contrib *out)
+                 const struct oracle_srch_part *part, struct oracle_contrib *out)
 {
 	const struct oracle_srch_vm *sv = &sr->vms[vm];
 	size_t nr = (size_t)sr->om->vms[vm].nr_slices * (size_t)sr->nn;
@@ -113,6 +134,12 @@ oracle_srch_eval(struct oracle_srch *sr, int vm, const int *vcpu_node, const int
 	memset(sr->slice_mib, 0, nr * sizeof(uint64_t));
 	for (int u = 0; u < sv->nr_units; u++)
 		sr->slice_mib[(size_t)sv->unit_slice[u] * sr->nn + unit_node[u]] += sv->unit_len[u];
+	if (part != NULL && part->unit >= 0) {
+		size_t row = (size_t)sv->unit_slice[part->unit] * sr->nn;
+
+		sr->slice_mib[row + unit_node[part->unit]] -= part->mib;
+		sr->slice_mib[row + part->node] += part->mib;
+	}
 	oracle_vm_contrib(sr->om, vm, vcpu_node, sr->slice_mib, out);
 	sr->work += (uint64_t)sr->om->vms[vm].nr_vcpus + nr;
 }
@@ -249,14 +276,17 @@ oracle_srch_account(struct oracle_srch *sr, int vm, const struct oracle_contrib 
 {
 	const struct oracle_vm_model *vmm = &sr->om->vms[vm];
 
-	for (int j = vmm->first; j <= vmm->last; j++)
-		for (int n = 0; n < sr->nn; n++) {
+	for (int n = 0; n < sr->nn; n++) {
+		if (c->u[n] == 0 && c->s[n] == 0 && c->m[n] == 0)
+			continue;
+		for (int j = vmm->first; j <= vmm->last; j++) {
 			size_t k = (size_t)j * sr->nn + n;
 
 			sr->seg_m[k] = sign > 0 ? sr->seg_m[k] + c->m[n] : sr->seg_m[k] - c->m[n];
 			sr->seg_u[k] += sign * c->u[n];
 			sr->seg_s[k] += sign * c->s[n];
 		}
+	}
 }
 
 void
@@ -274,6 +304,10 @@ oracle_srch_apply(struct oracle_srch *sr, int vm, const int *vcpu_node, const in
 {
 	struct oracle_srch_vm *sv = &sr->vms[vm];
 
+	for (int n = 0; n < sr->nn; n++)
+		if (!sv->placed || sv->cur.u[n] != c->u[n] || sv->cur.s[n] != c->s[n] ||
+		    sv->cur.m[n] != c->m[n])
+			sr->node_version[n]++;
 	if (sv->placed)
 		oracle_srch_account(sr, vm, &sv->cur, -1);
 	oracle_srch_account(sr, vm, c, 1);
@@ -313,6 +347,140 @@ oracle_srch_rebuild(struct oracle_srch *sr)
 	return total;
 }
 
+/* ---- uneven splits: parts of units, room ---------------------------------------------- */
+
+/* Room for one more unit in vm's arrays and in the scratch arrays. */
+static void
+srch_units_grow(struct oracle_srch *sr, int vm)
+{
+	struct oracle_srch_vm *sv = &sr->vms[vm];
+
+	if (sv->nr_units + 1 > sv->cap_units) {
+		size_t cap = (size_t)sv->cap_units * 2;
+
+		sv->unit_start = xreallocarray(sv->unit_start, cap, sizeof(uint64_t));
+		sv->unit_len = xreallocarray(sv->unit_len, cap, sizeof(uint64_t));
+		sv->unit_slice = xreallocarray(sv->unit_slice, cap, sizeof(int));
+		sv->unit_group = xreallocarray(sv->unit_group, cap, sizeof(int));
+		sv->unit_base = xreallocarray(sv->unit_base, cap, sizeof(bool));
+		sv->unit_node = xreallocarray(sv->unit_node, cap, sizeof(int));
+		sv->cap_units = (int)cap;
+	}
+	if (sv->nr_units + 1 > sr->max_units) {
+		size_t cap = (size_t)sr->max_units * 2;
+
+		sr->tu = xreallocarray(sr->tu, cap, sizeof(int));
+		sr->bu = xreallocarray(sr->bu, cap, sizeof(int));
+		sr->ulist = xreallocarray(sr->ulist, cap, sizeof(int));
+		sr->max_units = (int)cap;
+	}
+}
+
+/* Open a gap at index at of a per-unit int array of nr entries. */
+static void
+srch_ints_insert(int *a, int nr, int at, int value)
+{
+	memmove(&a[at + 1], &a[at], sizeof(int) * (size_t)(nr - at));
+	a[at] = value;
+}
+
+void
+oracle_srch_unit_split(struct oracle_srch *sr, int vm, int u, uint64_t first_mib)
+{
+	struct oracle_srch_vm *sv;
+	int nr;
+
+	srch_units_grow(sr, vm);
+	sv = &sr->vms[vm];
+	nr = sv->nr_units;
+	memmove(&sv->unit_start[u + 1], &sv->unit_start[u], sizeof(uint64_t) * (size_t)(nr - u));
+	memmove(&sv->unit_len[u + 1], &sv->unit_len[u], sizeof(uint64_t) * (size_t)(nr - u));
+	memmove(&sv->unit_base[u + 1], &sv->unit_base[u], sizeof(bool) * (size_t)(nr - u));
+	srch_ints_insert(sv->unit_slice, nr, u, sv->unit_slice[u]);
+	srch_ints_insert(sv->unit_group, nr, u, sv->unit_group[u]);
+	srch_ints_insert(sv->unit_node, nr, u, sv->unit_node[u]);
+	sv->unit_len[u] = first_mib;
+	sv->unit_start[u + 1] += first_mib;
+	sv->unit_len[u + 1] -= first_mib;
+	sv->unit_base[u + 1] = false;
+	sv->nr_units++;
+}
+
+/* Merge split-off parts back into the unit before them when they sit on the same node. */
+static void
+srch_units_merge(struct oracle_srch_vm *sv)
+{
+	int k = 0;
+
+	for (int u = 0; u < sv->nr_units; u++) {
+		if (k > 0 && !sv->unit_base[u] && sv->unit_node[u] == sv->unit_node[k - 1]) {
+			sv->unit_len[k - 1] += sv->unit_len[u];
+			continue;
+		}
+		sv->unit_start[k] = sv->unit_start[u];
+		sv->unit_len[k] = sv->unit_len[u];
+		sv->unit_slice[k] = sv->unit_slice[u];
+		sv->unit_group[k] = sv->unit_group[u];
+		sv->unit_base[k] = sv->unit_base[u];
+		sv->unit_node[k++] = sv->unit_node[u];
+	}
+	sv->nr_units = k;
+}
+
+void
+oracle_srch_apply_best(struct oracle_srch *sr, int vm)
+{
+	struct oracle_srch_part *p = &sr->bpart;
+
+	if (p->unit >= 0) {
+		int u = p->unit, nr = sr->vms[vm].nr_units;
+
+		oracle_srch_unit_split(sr, vm, u, sr->vms[vm].unit_len[u] - p->mib);
+		srch_ints_insert(sr->bu, nr, u, sr->bu[u]);
+		sr->bu[u + 1] = p->node;
+		p->unit = -1;
+	}
+	oracle_srch_apply(sr, vm, sr->bv, sr->bu, &sr->bc);
+	srch_units_merge(&sr->vms[vm]);
+}
+
+uint64_t
+oracle_srch_room_mib(struct oracle_srch *sr, int vm, int n)
+{
+	const struct oracle_vm_model *vmm = &sr->om->vms[vm];
+	const struct oracle_srch_vm *sv = &sr->vms[vm];
+	uint64_t own = sv->placed ? sv->cur.m[n] : 0, room = sr->om->cap_mib;
+
+	for (int j = vmm->first; j <= vmm->last; j++) {
+		uint64_t others = sr->seg_m[(size_t)j * sr->nn + n] - own;
+
+		room = others >= sr->om->cap_mib         ? 0
+		       : sr->om->cap_mib - others < room ? sr->om->cap_mib - others
+		                                         : room;
+	}
+	sr->work += (uint64_t)(vmm->last - vmm->first + 1);
+	return room;
+}
+
+int
+oracle_srch_cpu_room(struct oracle_srch *sr, int vm, int n)
+{
+	const struct oracle_vm_model *vmm = &sr->om->vms[vm];
+	const struct oracle_srch_vm *sv = &sr->vms[vm];
+	double own = sv->placed ? sv->cur.u[n] : 0, busiest = 0, room;
+
+	if (vmm->util <= 0)
+		return INT_MAX;
+	for (int j = vmm->first; j <= vmm->last; j++) {
+		double others = sr->seg_u[(size_t)j * sr->nn + n] - own;
+
+		busiest = others > busiest ? others : busiest;
+	}
+	sr->work += (uint64_t)(vmm->last - vmm->first + 1);
+	room = (sr->om->cpus_per_node - busiest) / vmm->util + 1e-9;
+	return room <= 0 ? 0 : room >= INT_MAX ? INT_MAX : (int)room;
+}
+
 /* ---- setup and result ---------------------------------------------------------------- */
 
 /* Segment totals and scratch buffers sized for the largest VM. */
@@ -328,13 +496,53 @@ srch_alloc(struct oracle_srch *sr, int max_v, int max_u, int max_s)
 	sr->tv = xcalloc((size_t)max_v, sizeof(int));
 	sr->bv = xcalloc((size_t)max_v, sizeof(int));
 	sr->flag = xcalloc((size_t)max_v, sizeof(int));
+	sr->max_units = max_u;
 	sr->tu = xcalloc((size_t)max_u, sizeof(int));
 	sr->bu = xcalloc((size_t)max_u, sizeof(int));
+	sr->ulist = xcalloc((size_t)max_u, sizeof(int));
 	sr->slice_mib = xcalloc((size_t)max_s * (size_t)sr->nn, sizeof(uint64_t));
 	sr->hot = xcalloc((size_t)(om->nr_segs + 1) * (size_t)sr->nn, sizeof(int));
+	sr->node_version = xcalloc((size_t)sr->nn, sizeof(uint64_t));
+	sr->pair_seen = xcalloc((size_t)sr->nn * (size_t)sr->nn, sizeof(uint64_t));
+	for (int i = 0; i < sr->nn * sr->nn; i++)
+		sr->pair_seen[i] = UINT64_MAX;
 	oracle_contrib_init(&sr->tc, sr->nn);
 	oracle_contrib_init(&sr->bc, sr->nn);
 	oracle_contrib_init(&sr->tc2, sr->nn);
+}
+
+/* Most work per CPU-second any vCPU can do: 1 when no distance is below 10 (local). */
+static double
+srch_eff_max(const struct oracle_model *om)
+{
+	int dmin = om->dist[0];
+	double best = 1.0;
+
+	for (int i = 1; i < om->nr_nodes * om->nr_nodes; i++)
+		dmin = om->dist[i] < dmin ? om->dist[i] : dmin;
+	for (int i = 0; i < om->nr_vms && dmin < 10; i++) {
+		double m = om->vms[i].mem_intensity, e = 1.0 / ((1.0 - m) + m * dmin / 10.0);
+
+		best = e > best ? e : best;
+	}
+	return best;
+}
+
+/* vCPUs by cell (cells workloads), then by index: a block of them is one cell's or few. */
+static int *
+srch_vcpu_order(const struct oracle_vm_model *vmm)
+{
+	int *order = xcalloc((size_t)vmm->nr_vcpus + 1, sizeof(int)), nr = 0, max_cell = -1;
+
+	for (int v = 0; v < vmm->nr_vcpus; v++)
+		max_cell = vmm->vcpu_slice[v] > max_cell ? vmm->vcpu_slice[v] : max_cell;
+	if (vmm->access != ORACLE_ACCESS_LOCAL || vmm->nr_slices == vmm->nr_vcpus)
+		max_cell = -1; /* one slice per vCPU (or none): index order */
+	for (int c = -1; c <= max_cell; c++)
+		for (int v = 0; v < vmm->nr_vcpus; v++)
+			if (max_cell < 0 || vmm->vcpu_slice[v] == c)
+				order[nr++] = v;
+	return order;
 }
 
 static void
@@ -354,7 +562,7 @@ srch_init(struct oracle_srch *sr, const struct oracle_model *om)
 
 		units_build(&om->scn->vms[i], vmm, sv);
 		sv->vcpu_node = xcalloc((size_t)vmm->nr_vcpus + 1, sizeof(int));
-		sv->unit_node = xcalloc((size_t)sv->nr_units + 1, sizeof(int));
+		sv->vcpu_order = srch_vcpu_order(vmm);
 		oracle_contrib_init(&sv->cur, sr->nn);
 		max_v = vmm->nr_vcpus > max_v ? vmm->nr_vcpus : max_v;
 		max_u = sv->nr_units > max_u ? sv->nr_units : max_u;
@@ -366,11 +574,13 @@ srch_init(struct oracle_srch *sr, const struct oracle_model *om)
 			scale += om->seg_len_s[j] * vmm->util * vmm->nr_vcpus;
 	}
 	sr->eps = ORACLE_EPS_REL * (scale > 1 ? scale : 1);
+	sr->eff_max = srch_eff_max(om);
 	sr->uniform_local = true;
 	for (int n = 1; n < sr->nn; n++)
 		if (om->dist[n * sr->nn + n] != om->dist[0])
 			sr->uniform_local = false;
 	srch_alloc(sr, max_v, max_u, max_s);
+	sr->tpart.unit = sr->bpart.unit = -1;
 }
 
 static void
@@ -383,6 +593,8 @@ srch_fini(struct oracle_srch *sr)
 		free(sv->unit_len);
 		free(sv->unit_slice);
 		free(sv->unit_group);
+		free(sv->unit_base);
+		free(sv->vcpu_order);
 		free(sv->vcpu_node);
 		free(sv->unit_node);
 		free(sv->cands);
@@ -398,8 +610,11 @@ srch_fini(struct oracle_srch *sr)
 	free(sr->flag);
 	free(sr->tu);
 	free(sr->bu);
+	free(sr->ulist);
 	free(sr->slice_mib);
 	free(sr->hot);
+	free(sr->node_version);
+	free(sr->pair_seen);
 	oracle_contrib_fini(&sr->tc);
 	oracle_contrib_fini(&sr->bc);
 	oracle_contrib_fini(&sr->tc2);
@@ -430,21 +645,29 @@ srch_export_vm(const struct oracle_srch *sr, int vm, struct oracle_vm_binding *v
 	free(r);
 }
 
-int
-oracle_plan(const struct scenario *scn, struct oracle_binding **out)
+/*
+ * One start of the search: stage 1 (with fill-and-spill shapes or without), then stage 2.
+ * NULL when fill is asked for but no VM has such a shape (the start would be the same).
+ */
+static struct oracle_binding *
+srch_run(const struct scenario *scn, const struct oracle_model *om, bool fill)
 {
-	struct oracle_model om;
-	struct oracle_binding *b;
+	struct oracle_binding *b = oracle_binding_new(scn);
 	struct oracle_srch sr;
-	int ret;
+	bool any_fill = false;
 
-	*out = NULL;
-	if ((ret = oracle_model_init(&om, scn)) != 0)
-		return ret;
-	srch_init(&sr, &om);
-	for (int i = 0; i < sr.nr_live; i++)
+	srch_init(&sr, om);
+	sr.fill_shapes = fill;
+	for (int i = 0; i < sr.nr_live; i++) {
 		oracle_shape_build(&sr, sr.live[i]);
-	b = oracle_binding_new(scn);
+		for (int c = 0; c < sr.vms[sr.live[i]].nr_cands; c++)
+			any_fill |= sr.vms[sr.live[i]].cands[c].first >= 0;
+	}
+	if (fill && !any_fill) { /* every VM fits a node: the same start as without */
+		srch_fini(&sr);
+		oracle_binding_free(b);
+		return NULL;
+	}
 	b->exhaustive = oracle_exhaustive_run(&sr);
 	if (!b->exhaustive) {
 		for (int i = 0; i < sr.nr_live; i++)
@@ -455,9 +678,40 @@ oracle_plan(const struct scenario *scn, struct oracle_binding **out)
 	for (int i = 0; i < scn->nr_vms; i++)
 		srch_export_vm(&sr, i, &b->vms[i]);
 	srch_fini(&sr);
-	oracle_model_fini(&om);
 	b->throughput = oracle_binding_throughput(scn, b);
 	b->overcommit = oracle_binding_overfill_mib(scn, b) > 0;
-	*out = b;
-	return b->throughput < 0 ? (int)b->throughput : 0;
+	return b;
+}
+
+int
+oracle_plan(const struct scenario *scn, struct oracle_binding **out)
+{
+	struct oracle_binding *best = NULL;
+	struct oracle_model om;
+	int ret;
+
+	*out = NULL;
+	if ((ret = oracle_model_init(&om, scn)) != 0)
+		return ret;
+	/*
+	 * Two starts (docs/peers/oracle.md): stage 1 over even splits only, and over fill-and-
+	 * spill shapes too.  Each leads stage 2 to a different local optimum; the better is
+	 * kept (one that fits memory first; ties: the first).
+	 */
+	for (int start = 0; start < ORACLE_STARTS; start++) {
+		struct oracle_binding *b = srch_run(scn, &om, start == 1);
+
+		if (b == NULL)
+			continue;
+		if (best == NULL || (best->overcommit && !b->overcommit) ||
+		    (best->overcommit == b->overcommit && b->throughput > best->throughput)) {
+			oracle_binding_free(best);
+			best = b;
+		} else {
+			oracle_binding_free(b);
+		}
+	}
+	oracle_model_fini(&om);
+	*out = best;
+	return best->throughput < 0 ? (int)best->throughput : 0;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/sim/sim.h"
 #include "policy/util.h"
 
 /* Exhaustive stage-1 search when the product of per-VM shape counts is at most this (brief). */
@@ -22,9 +23,133 @@
 
 /* ---- stage 1: shapes ---------------------------------------------------------------- */
 
-/* Fill tv/tu with VM vm split over the nodes of mask (see docs/peers/oracle.md). */
+/* The nodes of sh's mask: first, then the others nearest to it (ties: lower index). */
+static int
+shape_order(const struct oracle_srch *sr, const struct oracle_shape *sh, int *ord)
+{
+	const int *d = &sr->om->dist[sh->first * sr->nn];
+	int k = 0;
+
+	ord[k++] = sh->first;
+	for (int n = 0; n < sr->nn; n++) {
+		int j = k;
+
+		if (n == sh->first || !nodemask_test(sh->mask, n))
+			continue;
+		while (j > 1 && d[ord[j - 1]] > d[n]) {
+			ord[j] = ord[j - 1];
+			j--;
+		}
+		ord[j] = n;
+		k++;
+	}
+	return k;
+}
+
+/*
+ * The rank (in ord[0..k)) of the node that takes a unit of len_mib spilled from node home:
+ * the nearest to home with room for it (ties: lower rank); the last when none has room.  With
+ * cut_mib, a node nearer than that with room for part of it is returned as -1 - rank, and
+ * *cut_mib the whole regions that fit there.
+ */
+static int
+shape_spill_to(const struct oracle_srch *sr, const int *ord, int k, const uint64_t *left, int home,
+               uint64_t len_mib, uint64_t *cut_mib)
+{
+	const int *d = &sr->om->dist[home * sr->nn];
+	int best = -1, part = -1;
+
+	for (int i = 0; i < k; i++) {
+		if (left[i] >= len_mib && (best < 0 || d[ord[i]] < d[ord[best]]))
+			best = i;
+		if (left[i] >= SIM_REGION_MIB && left[i] < len_mib &&
+		    (part < 0 || d[ord[i]] < d[ord[part]]))
+			part = i;
+	}
+	if (cut_mib != NULL && part >= 0 && (best < 0 || d[ord[part]] < d[ord[best]])) {
+		*cut_mib = left[part] / SIM_REGION_MIB * SIM_REGION_MIB;
+		return -1 - part;
+	}
+	return best >= 0 ? best : k - 1;
+}
+
+/*
+ * Fill and spill: in shape_order, each node takes as many vCPUs as it has CPUs (by index; the
+ * last the rest).  Memory: shared RAM fills the nodes in that order.  Other workloads' units
+ * go onto their vCPU's node as far as it has room; the rest, once that is done, onto the
+ * nearest node with room.  A node's room is its capacity.  With cut_mib, stop at the first
+ * unit that would fit only in part where it goes and return it, *cut_mib the whole regions
+ * that fit; else return -1.
+ */
+static int
+shape_spill(struct oracle_srch *sr, int vm, const struct oracle_shape *sh, int *tv, int *tu,
+            uint64_t *cut_mib)
+{
+	const struct oracle_vm_model *vmm = &sr->om->vms[vm];
+	const struct oracle_srch_vm *s = &sr->vms[vm];
+	int ord[SCN_MAX_NODES], rank[SCN_MAX_NODES], k = shape_order(sr, sh, ord), per;
+	bool shared = vmm->access == ORACLE_ACCESS_SHARED;
+	uint64_t left[SCN_MAX_NODES];
+
+	per = vmm->util > 0 ? (int)(sr->om->cpus_per_node / vmm->util + 1e-9) : vmm->nr_vcpus;
+	per = per < 1 ? 1 : per;
+	for (int i = 0; i < k; i++) {
+		rank[ord[i]] = i;
+		left[i] = sr->om->cap_mib;
+	}
+	for (int i = 0; i < vmm->nr_vcpus; i++)
+		tv[s->vcpu_order[i]] = ord[i / per < k ? i / per : k - 1];
+	for (int u = 0; u < s->nr_units; u++) {
+		int i = shared ? 0 : rank[tv[s->unit_group[u]]];
+		uint64_t len = s->unit_len[u];
+
+		tu[u] = -1;
+		while (shared && i < k - 1 && left[i] < len) {
+			if (cut_mib != NULL && left[i] >= SIM_REGION_MIB)
+				break;
+			i++;
+		}
+		if (left[i] >= len || (shared && i == k - 1)) {
+			tu[u] = ord[i];
+			left[i] = left[i] > len ? left[i] - len : 0;
+		} else if (cut_mib != NULL && left[i] >= SIM_REGION_MIB) {
+			*cut_mib = left[i] / SIM_REGION_MIB * SIM_REGION_MIB;
+			return u;
+		}
+	}
+	for (int u = 0; u < s->nr_units; u++) {
+		int i;
+
+		if (tu[u] >= 0)
+			continue;
+		i = shape_spill_to(sr, ord, k, left, tv[s->unit_group[u]], s->unit_len[u], cut_mib);
+		if (i < 0)
+			return u; /* *cut_mib set by shape_spill_to */
+		tu[u] = ord[i];
+		left[i] = left[i] > s->unit_len[u] ? left[i] - s->unit_len[u] : 0;
+	}
+	return -1;
+}
+
+/* Cut vm's units where fill-and-spill shape sh fills a node, so that it fills it exactly. */
+static void
+shape_cut(struct oracle_srch *sr, int vm, const struct oracle_shape *sh)
+{
+	uint64_t cut;
+	int u;
+
+	for (int i = 0; i < SCN_MAX_NODES; i++) {
+		u = shape_spill(sr, vm, sh, sr->tv, sr->tu, &cut);
+		if (u < 0)
+			return;
+		oracle_srch_unit_split(sr, vm, u, cut);
+		sr->vms[vm].unit_base[u + 1] = true; /* a cut of stage 1, kept */
+	}
+}
+
+/* Fill tv/tu with VM vm over the nodes of shape sh (see docs/peers/oracle.md). */
 void
-oracle_shape_fill(struct oracle_srch *sr, int vm, uint64_t mask, int *tv, int *tu)
+oracle_shape_fill(struct oracle_srch *sr, int vm, const struct oracle_shape *sh, int *tv, int *tu)
 {
 	const struct scn_vm *sv = &sr->om->scn->vms[vm];
 	const struct oracle_vm_model *vmm = &sr->om->vms[vm];
@@ -32,14 +157,18 @@ oracle_shape_fill(struct oracle_srch *sr, int vm, uint64_t mask, int *tv, int *t
 	int nodes[SCN_MAX_NODES], k = 0, nv = vmm->nr_vcpus;
 	bool by_cell;
 
+	if (sh->first >= 0) {
+		shape_spill(sr, vm, sh, tv, tu, NULL);
+		return;
+	}
 	for (int n = 0; n < sr->nn; n++)
-		if (nodemask_test(mask, n))
+		if (nodemask_test(sh->mask, n))
 			nodes[k++] = n;
 	by_cell = sv->workload == SCN_WORKLOAD_CELLS && sv->nr_cells >= k;
-	for (int v = 0; v < nv; v++) {
-		int cell = vmm->vcpu_slice[v];
+	for (int i = 0; i < nv; i++) {
+		int v = s->vcpu_order[i], cell = vmm->vcpu_slice[v];
 
-		tv[v] = by_cell && cell >= 0 ? nodes[cell * k / sv->nr_cells] : nodes[v * k / nv];
+		tv[v] = by_cell && cell >= 0 ? nodes[cell * k / sv->nr_cells] : nodes[i * k / nv];
 	}
 	for (int u = 0; u < s->nr_units; u++) {
 		if (by_cell)
@@ -52,14 +181,31 @@ oracle_shape_fill(struct oracle_srch *sr, int vm, uint64_t mask, int *tv, int *t
 	}
 }
 
+/* Add shape (mask, first) unless the VM has it; a fill-and-spill shape cuts its units. */
 static void
-cands_add(struct oracle_srch_vm *sv, size_t *cap, uint64_t mask)
+cands_add(struct oracle_srch *sr, int vm, size_t *cap, uint64_t mask, int first)
 {
+	struct oracle_srch_vm *sv = &sr->vms[vm];
+
 	for (int i = 0; i < sv->nr_cands; i++)
-		if (sv->cands[i] == mask)
+		if (sv->cands[i].mask == mask && sv->cands[i].first == first)
 			return;
-	util_array_reserve((void **)&sv->cands, cap, (size_t)sv->nr_cands + 1, sizeof(uint64_t));
-	sv->cands[sv->nr_cands++] = mask;
+	util_array_reserve((void **)&sv->cands, cap, (size_t)sv->nr_cands + 1, sizeof(*sv->cands));
+	sv->cands[sv->nr_cands].mask = mask;
+	sv->cands[sv->nr_cands].first = first;
+	sv->nr_cands++;
+	if (first >= 0)
+		shape_cut(sr, vm, &sv->cands[sv->nr_cands - 1]);
+}
+
+/* A span over mask: the even split and, when the VM fits no node (fill), one per first node. */
+static void
+cands_add_span(struct oracle_srch *sr, int vm, size_t *cap, uint64_t mask, bool fill)
+{
+	cands_add(sr, vm, cap, mask, -1);
+	for (int n = 0; fill && n < sr->nn; n++)
+		if (nodemask_test(mask, n))
+			cands_add(sr, vm, cap, mask, n);
 }
 
 static uint64_t
@@ -74,7 +220,8 @@ binom_capped(int n, int k)
 
 /* Every k-subset of the nodes in allowed, in lexicographic order. */
 static void
-cands_all_subsets(struct oracle_srch_vm *sv, size_t *cap, const int *nodes, int na, int k)
+cands_all_subsets(struct oracle_srch *sr, int vm, size_t *cap, const int *nodes, int na, int k,
+                  bool fill)
 {
 	int idx[SCN_MAX_NODES];
 
@@ -86,7 +233,7 @@ cands_all_subsets(struct oracle_srch_vm *sv, size_t *cap, const int *nodes, int 
 
 		for (int t = 0; t < k; t++)
 			mask |= nodemask_of(nodes[idx[t]]);
-		cands_add(sv, cap, mask);
+		cands_add_span(sr, vm, cap, mask, fill);
 		while (i >= 0 && idx[i] == na - k + i)
 			i--;
 		if (i < 0)
@@ -97,10 +244,10 @@ cands_all_subsets(struct oracle_srch_vm *sv, size_t *cap, const int *nodes, int 
 	}
 }
 
-/* From each allowed start node, the start and its k-1 nearest allowed nodes. */
+/* From each allowed start node, the start and its k-1 nearest allowed nodes (fill from it). */
 static void
-cands_nearest(const struct oracle_srch *sr, struct oracle_srch_vm *sv, size_t *cap,
-              const int *nodes, int na, int k)
+cands_nearest(struct oracle_srch *sr, int vm, size_t *cap, const int *nodes, int na, int k,
+              bool fill)
 {
 	for (int a = 0; a < na; a++) {
 		uint64_t mask = nodemask_of(nodes[a]);
@@ -118,7 +265,9 @@ cands_nearest(const struct oracle_srch *sr, struct oracle_srch_vm *sv, size_t *c
 			}
 			mask |= nodemask_of(nodes[best]);
 		}
-		cands_add(sv, cap, mask);
+		cands_add(sr, vm, cap, mask, -1);
+		if (fill)
+			cands_add(sr, vm, cap, mask, nodes[a]);
 	}
 }
 
@@ -145,18 +294,19 @@ void
 oracle_shape_build(struct oracle_srch *sr, int vm)
 {
 	const struct scn_vm *scv = &sr->om->scn->vms[vm];
-	struct oracle_srch_vm *sv = &sr->vms[vm];
 	int nodes[SCN_MAX_NODES], na = 0, k_mem, k_min = cands_min_nodes(sr, vm, &k_mem);
 	int ks[3];
 	size_t cap = 0;
+	bool fill;
 
 	for (int n = 0; n < sr->nn; n++)
 		if (nodemask_test(sr->om->vms[vm].allowed, n))
 			nodes[na++] = n;
 	k_min = k_min < 1 ? 1 : k_min > na ? na : k_min;
+	fill = sr->fill_shapes && k_min >= 2; /* a VM that fits one node fills it whole */
 	if (k_mem <= 1 || na == 1)
 		for (int a = 0; a < na; a++)
-			cands_add(sv, &cap, nodemask_of(nodes[a]));
+			cands_add(sr, vm, &cap, nodemask_of(nodes[a]), -1);
 	ks[0] = k_min;
 	ks[1] = k_min + 1 <= sr->om->vms[vm].nr_vcpus ? k_min + 1 : 0;
 	ks[2] = scv->workload == SCN_WORKLOAD_CELLS ? scv->nr_cells : 0;
@@ -164,9 +314,9 @@ oracle_shape_build(struct oracle_srch *sr, int vm)
 		if (ks[i] <= 1 || ks[i] > na || (i == 2 && ks[2] <= k_min))
 			continue;
 		if (binom_capped(na, ks[i]) <= ORACLE_MAX_SPAN_SETS)
-			cands_all_subsets(sv, &cap, nodes, na, ks[i]);
+			cands_all_subsets(sr, vm, &cap, nodes, na, ks[i], fill && i < 2);
 		else
-			cands_nearest(sr, sv, &cap, nodes, na, ks[i]);
+			cands_nearest(sr, vm, &cap, nodes, na, ks[i], fill && i < 2);
 	}
 }
 
@@ -267,20 +417,20 @@ greedy_place(struct oracle_srch *sr, int vm)
 	for (int c = 0; c < sv->nr_cands; c++) {
 		double load;
 
-		oracle_shape_fill(sr, vm, sv->cands[c], sr->tv, sr->tu);
-		oracle_srch_eval(sr, vm, sr->tv, sr->tu, &sr->tc);
+		oracle_shape_fill(sr, vm, &sv->cands[c], sr->tv, sr->tu);
+		oracle_srch_eval(sr, vm, sr->tv, sr->tu, NULL, &sr->tc);
 		oracle_srch_delta(sr, &ch, 1, &d);
-		load = greedy_load(sr, vm, sv->cands[c]);
+		load = greedy_load(sr, vm, sv->cands[c].mask);
 		if (greedy_better(sr, &d, load, best_c >= 0, &best, best_load)) {
 			best = d;
 			best_load = load;
 			best_c = c;
 		}
 	}
-	oracle_shape_fill(sr, vm, sv->cands[best_c], sr->tv, sr->tu);
+	oracle_shape_fill(sr, vm, &sv->cands[best_c], sr->tv, sr->tu);
 	if (!best.feasible)
 		greedy_refit(sr, vm);
-	oracle_srch_eval(sr, vm, sr->tv, sr->tu, &sr->tc);
+	oracle_srch_eval(sr, vm, sr->tv, sr->tu, NULL, &sr->tc);
 	oracle_srch_apply(sr, vm, sr->tv, sr->tu, &sr->tc);
 	return best.feasible;
 }
@@ -350,6 +500,7 @@ struct exh {
 	int *order;                   /* live VMs, fewest shapes first */
 	struct oracle_contrib **cont; /* per VM, per shape */
 	int *choice, *best_choice;
+	double *rest; /* rest[d]: the most the VMs of order[d..] can gain, each alone */
 	double best;
 	bool found;
 	bool aborted;
@@ -366,6 +517,10 @@ exh_dfs(struct exh *ex, int depth, double total)
 		ex->aborted = true;
 		return;
 	}
+	/* A VM gains at most what it gains alone; a branch that cannot beat the best (only tie
+	 * it) is cut, which changes nothing: ties keep the first found. */
+	if (ex->found && total + ex->rest[depth] <= ex->best + sr->eps)
+		return;
 	if (depth == sr->nr_live) {
 		if (!ex->found || total > ex->best + sr->eps) {
 			ex->found = true;
@@ -414,9 +569,24 @@ exh_setup(struct exh *ex, struct oracle_srch *sr)
 		ex->cont[vm] = xcalloc((size_t)sr->vms[vm].nr_cands, sizeof(**ex->cont));
 		for (int c = 0; c < sr->vms[vm].nr_cands; c++) {
 			oracle_contrib_init(&ex->cont[vm][c], sr->nn);
-			oracle_shape_fill(sr, vm, sr->vms[vm].cands[c], sr->tv, sr->tu);
-			oracle_srch_eval(sr, vm, sr->tv, sr->tu, &ex->cont[vm][c]);
+			oracle_shape_fill(sr, vm, &sr->vms[vm].cands[c], sr->tv, sr->tu);
+			oracle_srch_eval(sr, vm, sr->tv, sr->tu, NULL, &ex->cont[vm][c]);
 		}
+	}
+	/* Nothing is placed yet: a shape's delta now is what it gains alone. */
+	ex->rest = xcalloc((size_t)sr->nr_live + 1, sizeof(double));
+	for (int d = sr->nr_live - 1; d >= 0; d--) {
+		int vm = ex->order[d];
+		double most = 0;
+
+		for (int c = 0; c < sr->vms[vm].nr_cands; c++) {
+			struct oracle_srch_change ch = {vm, &ex->cont[vm][c]};
+			struct oracle_srch_result r;
+
+			oracle_srch_delta(sr, &ch, 1, &r);
+			most = c == 0 || r.gain > most ? r.gain : most;
+		}
+		ex->rest[d] = ex->rest[d + 1] + most;
 	}
 }
 
@@ -434,6 +604,7 @@ exh_teardown(struct exh *ex)
 	free(ex->order);
 	free(ex->choice);
 	free(ex->best_choice);
+	free(ex->rest);
 }
 
 /*
@@ -456,9 +627,9 @@ oracle_exhaustive_run(struct oracle_srch *sr)
 		for (int i = 0; i < sr->nr_live; i++) {
 			int vm = ex.order[i];
 
-			oracle_shape_fill(sr, vm, sr->vms[vm].cands[ex.best_choice[i]], sr->tv,
+			oracle_shape_fill(sr, vm, &sr->vms[vm].cands[ex.best_choice[i]], sr->tv,
 			                  sr->tu);
-			oracle_srch_eval(sr, vm, sr->tv, sr->tu, &sr->tc);
+			oracle_srch_eval(sr, vm, sr->tv, sr->tu, NULL, &sr->tc);
 			oracle_srch_apply(sr, vm, sr->tv, sr->tu, &sr->tc);
 		}
 	exh_teardown(&ex);

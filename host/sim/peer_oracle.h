@@ -88,7 +88,7 @@ int oracle_plan(const struct scenario *scn, struct oracle_binding **out);
 enum oracle_access {
 	ORACLE_ACCESS_LOCAL = 0, /* private, idle, cells: SIM_LOCAL_SHARE to the home slice */
 	ORACLE_ACCESS_SHARED,    /* uniform over all of the VM's RAM */
-	ORACLE_ACCESS_ROTATING,  /* phased, adverse: the home slice changes; valued on average */
+	ORACLE_ACCESS_ROTATING,  /* phased, adverse: the home slice changes (see phase_w) */
 };
 
 struct oracle_vm_model {
@@ -102,6 +102,12 @@ struct oracle_vm_model {
 	uint64_t *slice_start_mib;
 	uint64_t *slice_len_mib;
 	int *vcpu_slice; /* LOCAL: home slice of each vCPU (-1: none, uniform) */
+	/*
+	 * ROTATING, phased: phase_w[d], the share of the VM's run in which vCPU v's home slice
+	 * is (v + d) mod nr_slices, from the phases the simulator will run.  NULL (adverse):
+	 * every slice alike, the expectation over random permutations.
+	 */
+	double *phase_w;
 	/* Time: the VM runs (and holds memory) over segments [first, last]; first < 0: never. */
 	int first;
 	int last;
@@ -139,28 +145,51 @@ void oracle_vm_contrib(const struct oracle_model *om, int vm, const int *vcpu_no
 /* Work per second of a node with cpus CPUs, util u and util x efficiency s placed on it. */
 double oracle_node_work(double cpus, double u, double s);
 
-/* ---- internal: the search, shared by oracle_search.c, oracle_shape.c, oracle_local.c ---- */
+/* ---- internal: the search, shared by oracle_{search,shape,local,chain,repack}.c --------- */
 
 /*
- * Work budget of the whole search, in cell updates (one segment x one node of a candidate's
- * evaluation); default 10^8, about a second of CPU.  A budget rather than a clock keeps the
- * result deterministic.  The suite's scenarios (up to 240 VMs) use under 10^7; when it runs
- * out the search keeps the best binding found so far.
+ * Work budget of each start of the search, in cell updates (one segment x one node of a
+ * candidate's evaluation); default 10^8, about a second of CPU.  A budget rather than a clock
+ * keeps the result deterministic.  The suite's scenarios (up to 240 VMs) use under 10^6; when
+ * it runs out the search keeps the best binding found so far.
  */
 #define ORACLE_WORK_MAX 100000000ULL
 
+/*
+ * A stage-1 shape: the VM over the nodes of mask.  first < 0: split evenly, vCPUs in index
+ * blocks, each memory unit with its vCPU.  first >= 0: fill and spill: node first takes as
+ * many vCPUs as it has CPUs and memory up to its capacity, the rest spills to the other nodes
+ * of mask, nearest to first first (see docs/peers/oracle.md).
+ */
+struct oracle_shape {
+	uint64_t mask;
+	int first;
+};
+
+/*
+ * Part of a tentative move: the last mib MiB (whole regions) of unit `unit` go to node `node`,
+ * the rest of it stays where the unit is.  unit < 0: none.  Committing it splits the unit.
+ */
+struct oracle_srch_part {
+	int unit;
+	uint64_t mib;
+	int node;
+};
+
 struct oracle_srch_vm {
-	int nr_units;
-	uint64_t *unit_start; /* MiB */
+	int nr_units, cap_units;
+	uint64_t *unit_start; /* MiB; units ascend in guest address */
 	uint64_t *unit_len;
 	int *unit_slice;
 	int *unit_group; /* the vCPU that owns the unit */
+	bool *unit_base; /* it starts where stage 1 cut the VM (else it is a split-off part) */
+	int *vcpu_order; /* vCPUs in the order shapes and blocks take them: by cell, then index */
 	int *vcpu_node;  /* current binding */
 	int *unit_node;
 	struct oracle_contrib cur;
 	bool placed;
 	int nr_cands;
-	uint64_t *cands; /* stage-1 shapes: node masks */
+	struct oracle_shape *cands; /* stage-1 shapes */
 };
 
 struct oracle_srch {
@@ -174,10 +203,16 @@ struct oracle_srch {
 	uint64_t *seg_m;
 	double eps;
 	uint64_t work;
+	bool fill_shapes;   /* stage 1 offers fill-and-spill shapes (one of the two starts) */
 	bool uniform_local; /* every node's distance to itself is the same */
 	int *hot;           /* per node, nr_segs + 1 prefix counts of CPU-oversubscribed segments */
-	/* scratch: a tentative binding (t*) and the best one found (b*) */
-	int *tv, *tu, *bv, *bu, *flag;
+	double eff_max;     /* most work a busy CPU can do per second (1 unless a distance < 10) */
+	uint64_t *node_version; /* per node: bumped whenever a VM's share of it changes */
+	uint64_t *pair_seen;    /* nn x nn: node versions a + b when the pair was last re-packed */
+	/* scratch: a tentative binding (t*) and the best one found (b*), sized max_units */
+	int max_units;
+	int *tv, *tu, *bv, *bu, *flag, *ulist;
+	struct oracle_srch_part tpart, bpart;
 	uint64_t *slice_mib;
 	struct oracle_contrib tc, bc, tc2;
 };
@@ -195,7 +230,7 @@ struct oracle_srch_result {
 
 /* oracle_search.c: incremental evaluation */
 void oracle_srch_eval(struct oracle_srch *sr, int vm, const int *vcpu_node, const int *unit_node,
-                      struct oracle_contrib *out);
+                      const struct oracle_srch_part *part, struct oracle_contrib *out);
 void oracle_srch_delta(struct oracle_srch *sr, const struct oracle_srch_change *ch, int nr,
                        struct oracle_srch_result *d);
 void oracle_srch_account(struct oracle_srch *sr, int vm, const struct oracle_contrib *c, int sign);
@@ -204,12 +239,32 @@ void oracle_srch_apply(struct oracle_srch *sr, int vm, const int *vcpu_node, con
                        const struct oracle_contrib *c);
 void oracle_srch_unplace(struct oracle_srch *sr, int vm);
 double oracle_srch_rebuild(struct oracle_srch *sr);
+/* Split unit u of vm after its first first_mib MiB; the rest becomes unit u + 1, same node. */
+void oracle_srch_unit_split(struct oracle_srch *sr, int vm, int u, uint64_t first_mib);
+/* Make bv/bu/bpart (contribution bc) vm's binding: split the part's unit, apply, merge. */
+void oracle_srch_apply_best(struct oracle_srch *sr, int vm);
+/* MiB of vm node n can hold over vm's whole life, the other VMs' memory as it stands. */
+uint64_t oracle_srch_room_mib(struct oracle_srch *sr, int vm, int n);
+/* vCPUs of vm node n can run over vm's whole life without sharing CPUs (INT_MAX: util 0). */
+int oracle_srch_cpu_room(struct oracle_srch *sr, int vm, int n);
 /* oracle_shape.c: stage 1 */
-void oracle_shape_fill(struct oracle_srch *sr, int vm, uint64_t mask, int *tv, int *tu);
+void oracle_shape_fill(struct oracle_srch *sr, int vm, const struct oracle_shape *sh, int *tv,
+                       int *tu);
 void oracle_shape_build(struct oracle_srch *sr, int vm);
 bool oracle_greedy_run(struct oracle_srch *sr);
 bool oracle_exhaustive_run(struct oracle_srch *sr);
-/* oracle_local.c: stage 2 */
+/* oracle_local.c: stage 2, and the helpers its neighbourhoods share */
 int oracle_local_run(struct oracle_srch *sr);
+void oracle_ls_hot_build(struct oracle_srch *sr);
+/* The current binding of vm into the tentative one (sr->tv, tu; no part). */
+void oracle_ls_reset(struct oracle_srch *sr, int vm);
+/* Flag (sr->flag) the last t vCPUs in vcpu_order on node a (of cell `cell` when >= 0). */
+int oracle_ls_flag_last(struct oracle_srch *sr, int vm, int a, int t, int cell);
+/* Tentatively move the flagged vCPUs to b with as much of their memory as room allows. */
+void oracle_ls_move_flagged(struct oracle_srch *sr, int vm, int b, uint64_t room);
+/* oracle_chain.c: one sweep of chains; returns whether one gained */
+bool oracle_chain_run(struct oracle_srch *sr);
+/* oracle_repack.c: stage 2's large neighbourhood, the VMs of a pair of nodes packed anew */
+bool oracle_repack_run(struct oracle_srch *sr);
 
 #endif

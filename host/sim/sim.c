@@ -969,3 +969,24 @@ sim_commit_external(struct sim *sim)
 {
 	sim_touch_pending(sim, 0);
 }
+
+/* ---- ground truth for tests: where each region of a VM's RAM sits -------------------- */
+
+uint32_t
+sim_vm_nr_regions(const struct sim *sim, int vm_idx)
+{
+	const struct sim_vm *vm = &sim->vms[vm_idx];
+
+	return vm->region_node != NULL ? vm->nr_regions : 0;
+}
+
+int
+sim_vm_region_node(const struct sim *sim, int vm_idx, uint32_t region)
+{
+	const struct sim_vm *vm = &sim->vms[vm_idx];
+
+	if (vm->region_node == NULL || region >= vm->nr_regions ||
+	    vm->region_node[region] == SIM_NO_NODE)
+		return -1;
+	return vm->region_node[region];
+}

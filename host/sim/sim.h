@@ -127,6 +127,12 @@ int sim_vm_nr_vcpus(const struct sim *sim, int vm_idx);
 struct host;
 /* The model behind a simulated host (host_sim_open), for tests; NULL for any other host. */
 struct sim *host_sim_model(struct host *h);
+/*
+ * Ground truth: the 2-MiB regions of VM vm_idx's RAM (0 before it first arrived), and the node
+ * index region r (guest MiB r * SIM_REGION_MIB) sits on, or -1 (unallocated, or the VM left).
+ */
+uint32_t sim_vm_nr_regions(const struct sim *sim, int vm_idx);
+int sim_vm_region_node(const struct sim *sim, int vm_idx, uint32_t region);
 
 /*
  * Driven from outside (vnumad --simulate): no balancer runs inside; the agent takes

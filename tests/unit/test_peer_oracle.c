@@ -14,94 +14,8 @@
 #include "host/sim/peer_oracle.h"
 #include "host/sim/peers.h"
 #include "host/sim/sim.h"
-#include "tests/unit/scn_build.h"
+#include "tests/unit/oracle_test_util.h"
 #include "policy/model.h"
-
-/* ---- scenarios built by hand (the test does not depend on the JSON loader) ------------ */
-
-static struct scenario *
-t_scn(int nodes, int cpus, double mem_gib, double duration_s, const int *dist)
-{
-	struct scenario *s = calloc(1, sizeof(*s));
-
-	snprintf(s->name, sizeof(s->name), "oracle-test");
-	s->seed = 1;
-	s->duration_s = duration_s;
-	s->host.nodes = nodes;
-	s->host.cpus_per_node = cpus;
-	s->host.memory_per_node_gib = mem_gib;
-	s->host.distances = calloc((size_t)nodes * nodes, sizeof(int));
-	for (int i = 0; i < nodes * nodes; i++)
-		s->host.distances[i] = dist ? dist[i] : (i / nodes == i % nodes ? 10 : 21);
-	return s;
-}
-
-/* Append a VM with the scenario defaults; the pointer is valid until the next t_vm(). */
-static struct scn_vm *
-t_vm(struct scenario *s, const char *name, int vcpus, double gib, enum scn_workload w)
-{
-	struct scn_vm *vm;
-
-	s->vms = realloc(s->vms, sizeof(*s->vms) * (size_t)(s->nr_vms + 1));
-	vm = &s->vms[s->nr_vms++];
-	scn_build_vm(vm, name, vcpus, gib, w);
-	return vm;
-}
-
-/* Cells: vCPU v goes to cell cell_of[v]; cell c has gib[c]. */
-static void
-t_cells(struct scn_vm *vm, int nr_cells, const int *cell_of, const double *gib)
-{
-	vm->nr_cells = nr_cells;
-	vm->cells = calloc((size_t)nr_cells, sizeof(*vm->cells));
-	for (int c = 0; c < nr_cells; c++) {
-		vm->cells[c].memory_gib = gib[c];
-		vm->cells[c].vcpus = calloc((size_t)vm->vcpus, sizeof(int));
-		for (int v = 0; v < vm->vcpus; v++)
-			if (cell_of[v] == c)
-				vm->cells[c].vcpus[vm->cells[c].nr_vcpus++] = v;
-	}
-}
-
-static void
-t_free(struct scenario *s)
-{
-	for (int i = 0; i < s->nr_vms; i++) {
-		for (int c = 0; c < s->vms[i].nr_cells; c++)
-			free(s->vms[i].cells[c].vcpus);
-		free(s->vms[i].cells);
-	}
-	free(s->vms);
-	free(s->host.distances);
-	free(s);
-}
-
-static struct oracle_binding *
-t_plan(const struct scenario *s)
-{
-	struct oracle_binding *b = NULL;
-
-	assert_int_equal(oracle_plan(s, &b), 0);
-	assert_non_null(b);
-	assert_int_equal(b->nr_vms, s->nr_vms);
-	assert_true(b->throughput > 0);
-	return b;
-}
-
-/* Node of all of a VM (vCPUs and memory), or -1 when it is split. */
-static int
-t_single_node(const struct oracle_vm_binding *vb)
-{
-	int n = vb->vcpu_node[0];
-
-	for (int v = 0; v < vb->nr_vcpus; v++)
-		if (vb->vcpu_node[v] != n)
-			return -1;
-	for (int r = 0; r < vb->nr_ranges; r++)
-		if (vb->ranges[r].node != n)
-			return -1;
-	return n;
-}
 
 /* Node holding guest MiB mib of a VM. */
 static int
@@ -126,8 +40,6 @@ t_assert_range_on(const struct oracle_vm_binding *vb, uint64_t start, uint64_t l
 	}
 	assert_int_equal(t_node_of_mib(vb, start), node);
 }
-
-/* ---- tests ------------------------------------------------------------------------- */
 
 /* Two VMs that each fit a node but together oversubscribe one land on different nodes. */
 static void
@@ -272,23 +184,6 @@ test_memory_never_exceeds_a_node(void **state)
 	assert_int_equal(total, 33 * 1024); /* everything placed */
 	oracle_binding_free(b);
 	t_free(s);
-}
-
-/* Set VM i of b: vCPU v on bit v of vbits, slice k on bit k of sbits (private layout). */
-static void
-t_bind_bits(const struct scenario *s, struct oracle_binding *b, int i, unsigned vbits,
-            unsigned sbits)
-{
-	struct oracle_range r[8];
-	int n = oracle_vm_nr_slices(&s->vms[i]);
-
-	for (int v = 0; v < s->vms[i].vcpus; v++)
-		b->vms[i].vcpu_node[v] = (vbits >> v) & 1;
-	for (int k = 0; k < n; k++) {
-		oracle_vm_slice_range(&s->vms[i], k, &r[k].start_mib, &r[k].len_mib);
-		r[k].node = (sbits >> k) & 1;
-	}
-	oracle_vm_binding_set_ranges(&b->vms[i], r, n);
 }
 
 /* On a tiny case the search equals a brute force over every vCPU and slice placement. */
@@ -505,8 +400,8 @@ test_decide_pins_and_binds_on_arrival(void **state)
 }
 
 /*
- * The simulator, running the oracle, measures exactly the throughput the evaluator predicted
- * (no phased workloads: those are valued on average), and never runs out of memory.
+ * The simulator, running the oracle, measures exactly the throughput the evaluator predicted,
+ * and never runs out of memory.
  */
 static void
 test_sim_agrees_with_evaluator(void **state)

@@ -30,7 +30,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,48 +38,15 @@
 #include "host/sim/scenario.h"
 #include "host/sim/sim.h"
 #include "policy/engine_internal.h"
+#include "tests/unit/suite_files.h"
 
 /* "Clearly below": at least 5 % less work than the best static placement. */
 #define SUITE_NONE_MAX_VS_ORACLE 0.95
-#define SUITE_MAX_FILES          64
 /* Engine properties (issue targets: converge in 60 s; fill <= 0.95 where the oracle's <= 0.90). */
 #define SUITE_CONVERGE_S       60.0
 #define SUITE_MAX_VCPU_CHANGES 3
 #define SUITE_MAX_FILL         0.95
 #define SUITE_ORACLE_FILL      0.90
-
-static char suite_files[SUITE_MAX_FILES][1024];
-static int suite_nr_files;
-
-static int
-suite_name_cmp(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-static void
-suite_list(void)
-{
-	const char *src = getenv("VNUMAD_SRCDIR");
-	char dir[512];
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/tests/sim", src ? src : ".");
-	d = opendir(dir);
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL && suite_nr_files < SUITE_MAX_FILES) {
-		size_t len = strlen(de->d_name);
-
-		if (len > 5 && strcmp(de->d_name + len - 5, ".json") == 0 && de->d_name[0] >= '0' &&
-		    de->d_name[0] <= '9')
-			snprintf(suite_files[suite_nr_files++], sizeof(suite_files[0]), "%s/%s",
-			         dir, de->d_name);
-	}
-	closedir(d);
-	qsort(suite_files, (size_t)suite_nr_files, sizeof(suite_files[0]), suite_name_cmp);
-}
 
 static bool
 suite_memory_starts_wrong(const struct scenario *scn)
@@ -220,12 +186,13 @@ static void
 suite_run_profile(enum sim_profile profile)
 {
 	const char *only = getenv("VNUMAD_SUITE_ONLY");
+	static struct suite_files sf;
 
-	suite_list();
-	assert_true(suite_nr_files >= 10);
-	for (int i = 0; i < suite_nr_files; i++)
-		if (only == NULL || strstr(suite_files[i], only) != NULL)
-			suite_check_scenario(suite_files[i], profile);
+	suite_files_list(&sf);
+	assert_true(sf.nr >= 10);
+	for (int i = 0; i < sf.nr; i++)
+		if (only == NULL || strstr(sf.path[i], only) != NULL)
+			suite_check_scenario(sf.path[i], profile);
 }
 
 /* The headline: what `vnumad --host linux` can do and sense. */
