@@ -57,7 +57,9 @@ grep -q '^backend: *libvirt' "$D/status.out" || fail "backend is not libvirt: $(
 grep -q 'test:///default: connected' "$D/status.out" ||
 	fail "not connected to the test driver: $(cat "$D/status.out")"
 kill "$PID"
-wait "$PID" || fail "vnumad --connect did not exit cleanly on SIGTERM"
+rc=0
+wait "$PID" || rc=$?
+[ $rc -eq 0 ] || fail "vnumad --connect did not exit cleanly on SIGTERM (status $rc)"
 PID=
 
 # 3. A vnumad without its module, with a broken one, and with one from another build: each
