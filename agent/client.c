@@ -208,6 +208,27 @@ client_read_line(struct client *c, int64_t deadline_ms, const char **line, size_
 	}
 }
 
+/*
+ * After the request could not be sent (write_rc): 0 with *rep when the daemon's error reply
+ * (id 0) came first, else write_rc (err stays as the write left it).
+ */
+static int
+client_refusal(struct client *c, int64_t deadline_ms, int write_rc, struct proto_reply *rep)
+{
+	char read_err[256];
+	const char *line;
+	size_t len;
+
+	if (client_read_line(c, deadline_ms, &line, &len, read_err, sizeof(read_err)) == 1 &&
+	    proto_reply_decode(line, len, rep, read_err, sizeof(read_err)) == 0) {
+		if (rep->event == NULL && rep->id == 0 && rep->status != PROTO_OK)
+			return 0;
+		proto_reply_free(rep);
+	}
+	memset(rep, 0, sizeof(*rep));
+	return write_rc;
+}
+
 int
 client_call(struct client *c, const char *cmd, struct json_object *args, struct proto_reply *rep,
             char *err, size_t errlen)
@@ -222,6 +243,12 @@ client_call(struct client *c, const char *cmd, struct json_object *args, struct 
 	memset(rep, 0, sizeof(*rep));
 	rc = client_write_all(c, req, strlen(req), deadline_ms, err, errlen);
 	free(req);
+	/*
+	 * The daemon may have answered and closed before taking the request (a connection it
+	 * refused): its reply, if any, is still there to read, and is what to show.
+	 */
+	if (rc == -EPIPE || rc == -ECONNRESET)
+		return client_refusal(c, deadline_ms, rc, rep);
 	while (rc == 0) {
 		rc = client_read_line(c, deadline_ms, &line, &len, err, errlen);
 		if (rc == 0) {

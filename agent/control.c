@@ -1,6 +1,7 @@
 /*
- * control.c - the control socket server: accept, assemble lines, check the peer, dispatch,
- * queue replies and events, all without ever blocking (control.h, docs/protocol.md).
+ * control.c - the control socket server: accept, assemble lines, dispatch, queue replies and
+ * events, all without ever blocking (control.h, docs/protocol.md).  Who is let in, and as
+ * what, is control_admit.c's.
  *
  * Each client has an input buffer of PROTO_MAX_LINE bytes (one whole request line fits) and
  * an output queue.  Requests are handled in order, one line at a time; a client that does
@@ -25,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/control_internal.h"
 #include "agent/log.h"
 #include "policy/util.h"
 
@@ -43,40 +45,6 @@
 #define CONTROL_ERR_MAX 4096
 /* Seconds the listening socket is left alone after accept() fails for lack of fds. */
 #define CONTROL_ACCEPT_RETRY_S 1
-/* Supplementary groups read at once with SO_PEERGROUPS before retrying with more room. */
-#define CONTROL_PEER_GROUPS 64
-
-struct control_client {
-	struct control *ctl;
-	int fd;
-	struct control_peer peer;
-	char *in; /* PROTO_MAX_LINE bytes: at most one whole line plus its newline */
-	size_t in_len;
-	bool discarding; /* inside an over-long line: drop input up to its newline */
-	bool eof;        /* the peer shut down its side: answer what came, then close */
-	bool follower;   /* receives control_broadcast_event() lines */
-	bool dead;       /* closed at the end of this pass */
-	char *out;       /* queued output: out[out_off..out_len) is unsent */
-	size_t out_off, out_len, out_cap;
-	double last_request_s; /* monotonic clock */
-};
-
-struct control {
-	int fd;
-	char path[sizeof(((struct sockaddr_un *)NULL)->sun_path)];
-	dev_t dev; /* of the socket file we made, so close unlinks only ours */
-	ino_t ino;
-	gid_t group;
-	char group_name[64];
-	const struct control_command *commands;
-	void *ctx;
-	struct control_client *clients[CONTROL_MAX_CLIENTS];
-	int nr_clients;
-	bool in_service;       /* inside control_service(): clients are reaped at its end */
-	double accept_retry_s; /* after accept() ran out of fds: listen again from then */
-	double now_s;
-	struct control_stats st;
-};
 
 static double
 control_now_s(void)
@@ -249,7 +217,7 @@ control_client_free(struct control_client *c)
 }
 
 /* Close and forget the clients marked dead, keeping the others in order. */
-static void
+void
 control_reap(struct control *ctl)
 {
 	int j = 0;
@@ -272,6 +240,7 @@ control_close(struct control *ctl)
 		return;
 	for (int i = 0; i < ctl->nr_clients; i++)
 		control_client_free(ctl->clients[i]);
+	control_linger_close_all(ctl);
 	close(ctl->fd);
 	/* Unlink only the file we created, not one a successor daemon has bound since. */
 	if (stat(ctl->path, &st) == 0 && st.st_dev == ctl->dev && st.st_ino == ctl->ino)
@@ -306,7 +275,7 @@ control_pollfds(struct control *ctl, struct pollfd *fds, int max)
 			events |= POLLOUT;
 		fds[n++] = (struct pollfd){.fd = c->fd, .events = events};
 	}
-	return n;
+	return control_linger_pollfds(ctl, fds, n, max);
 }
 
 /* Send what the socket takes now; a peer gone or broken is marked dead. */
@@ -339,7 +308,7 @@ control_client_flush(struct control_client *c)
 }
 
 /* Queue one line; a client that would exceed CONTROL_OUT_MAX is dropped. */
-static void
+void
 control_client_queue(struct control_client *c, const char *line, size_t len)
 {
 	size_t pending = control_pending(c);
@@ -533,129 +502,6 @@ control_client_service(struct control_client *c, short revents)
 		c->dead = true;
 }
 
-/* Peer's supplementary groups as the kernel saw them at connect(): 1 member, 0 not, <0. */
-static int
-control_peer_groups_has(int fd, gid_t group)
-{
-#ifdef SO_PEERGROUPS
-	gid_t small[CONTROL_PEER_GROUPS], *groups = small;
-	socklen_t len = sizeof(small);
-	int rc = 0;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
-		if (errno != ERANGE)
-			return -errno;
-		groups = xmalloc(len);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
-			rc = -errno;
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < len / sizeof(gid_t); i++)
-		if (groups[i] == group)
-			rc = 1;
-out:
-	if (groups != small)
-		free(groups);
-	return rc;
-#else
-	return -ENOPROTOOPT;
-#endif
-}
-
-/* The "Groups:" line of /proc/PID/status (kernels before SO_PEERGROUPS): 1, 0, or <0. */
-static int
-control_proc_groups_has(pid_t pid, gid_t group)
-{
-	char path[64], *line = NULL, *p, *end;
-	size_t cap = 0;
-	int rc = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		if (strncmp(line, "Groups:", 7) != 0)
-			continue;
-		rc = 0;
-		for (p = line + 7;; p = end) {
-			unsigned long g = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if ((gid_t)g == group)
-				rc = 1;
-		}
-		break;
-	}
-	free(line);
-	fclose(f);
-	return rc;
-}
-
-/* Root, the group as primary gid, or the group among the supplementary groups. */
-static bool
-control_peer_may_write(const struct control *ctl, int fd, const struct ucred *cr)
-{
-	int rc;
-
-	if (cr->uid == 0)
-		return true;
-	if (ctl->group == (gid_t)-1)
-		return false;
-	if (cr->gid == ctl->group)
-		return true;
-	rc = control_peer_groups_has(fd, ctl->group);
-	if (rc < 0)
-		rc = control_proc_groups_has(cr->pid, ctl->group); /* unreadable: not a member */
-	return rc == 1;
-}
-
-/* Send a one-line refusal to a connection we will not keep; best effort, never blocks. */
-static void
-control_refuse(int fd, enum proto_status status, const char *message)
-{
-	char *line = proto_reply_encode(0, status, message, NULL);
-
-	if (send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-		/* nothing to do: the peer sees the close */
-	}
-	free(line);
-	close(fd);
-}
-
-static void
-control_accept_one(struct control *ctl, int fd)
-{
-	struct control_client *c;
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-
-	if (ctl->nr_clients >= CONTROL_MAX_CLIENTS) {
-		log_warnx("control: refusing a connection: %d clients already",
-		          CONTROL_MAX_CLIENTS);
-		ctl->st.dropped_clients++;
-		control_refuse(fd, PROTO_INTERNAL, "too many clients");
-		return;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
-		control_refuse(fd, PROTO_INTERNAL, "cannot read peer credentials");
-		return;
-	}
-	c = xcalloc(1, sizeof(*c));
-	c->ctl = ctl;
-	c->fd = fd;
-	c->peer.pid = cr.pid;
-	c->peer.uid = cr.uid;
-	c->peer.gid = cr.gid;
-	c->peer.may_write = control_peer_may_write(ctl, fd, &cr);
-	c->in = xmalloc(PROTO_MAX_LINE);
-	c->last_request_s = ctl->now_s;
-	ctl->clients[ctl->nr_clients++] = c;
-}
-
 static void
 control_accept(struct control *ctl)
 {
@@ -663,7 +509,7 @@ control_accept(struct control *ctl)
 		int fd = accept4(ctl->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd >= 0) {
-			control_accept_one(ctl, fd);
+			control_admit(ctl, fd);
 		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			return;
 		} else if (errno != EINTR && errno != ECONNABORTED && errno != EPROTO) {
@@ -717,6 +563,7 @@ control_service(struct control *ctl, const struct pollfd *fds, int n)
 	}
 	/* Reap before accepting, so a reused fd number never meets an old revents. */
 	control_reap(ctl);
+	control_linger_service(ctl, fds, n);
 	if (can_accept)
 		control_accept(ctl);
 	ctl->in_service = false;

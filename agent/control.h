@@ -9,6 +9,13 @@
  * wrong version gets an error reply; the connection stays usable (over-long lines are
  * discarded up to their newline).  Idle clients are dropped after CONTROL_IDLE_S.
  *
+ * Admission (agent/control_admit.c): peers that may not write share CONTROL_MAX_CLIENTS -
+ * CONTROL_WRITER_RESERVE connections, at most CONTROL_MAX_PER_UID per uid, so no local user
+ * can lock root out; a writer that finds the table full takes the place of the read-only
+ * connection idle longest (a follower too), which is told why.  A connection refused gets a
+ * reply line saying why, its request is read and dropped, then it is closed; refusals are
+ * logged at most once per CONTROL_REFUSE_LOG_S.
+ *
  * Ownership: the server owns its clients; handlers' data objects are owned by the server once
  * returned.
  */
@@ -25,6 +32,21 @@
 #define CONTROL_MAX_CLIENTS 64
 #define CONTROL_IDLE_S      300       /* drop a client silent this long (not a follower) */
 #define CONTROL_OUT_MAX     (4 << 20) /* queued output per client before it is dropped */
+/*
+ * Connections only root and the control group may take: 8, so that a writer never has to
+ * wait for a slot (and rarely needs to take one from a reader).
+ */
+#define CONTROL_WRITER_RESERVE 8
+/* Connections one read-only uid may hold: 8 (a `top`, an `events --follow`, a few scripts). */
+#define CONTROL_MAX_PER_UID 8
+/* Refused connections kept open at once to read their request before closing: 16. */
+#define CONTROL_LINGER_MAX 16
+/* Seconds a refused connection is kept for its request at most. */
+#define CONTROL_LINGER_S 1
+/* Seconds between two log messages about refused connections (the next says how many). */
+#define CONTROL_REFUSE_LOG_S 60
+/* pollfds control_pollfds() may fill: the socket, every client and every refused one. */
+#define CONTROL_MAX_POLLFDS (1 + CONTROL_MAX_CLIENTS + CONTROL_LINGER_MAX)
 
 struct control;
 struct control_client;
@@ -73,7 +95,7 @@ struct control_config {
 int control_open(const struct control_config *cfg, struct control **out, char *err, size_t errlen);
 void control_close(struct control *ctl); /* closes clients, unlinks the socket */
 
-/* Fill up to max pollfds (listening socket and clients); returns how many. */
+/* Fill up to max (CONTROL_MAX_POLLFDS) pollfds: the socket, clients, refused ones; how many. */
 int control_pollfds(struct control *ctl, struct pollfd *fds, int max);
 /* Handle whatever is ready in fds[0..n-1] (accept, read, dispatch, write).  Never blocks. */
 void control_service(struct control *ctl, const struct pollfd *fds, int n);
@@ -86,6 +108,8 @@ void control_broadcast_event(struct control *ctl, struct json_object *event);
 /* Counters for status/stats. */
 struct control_stats {
 	unsigned long long requests, errors, refused, dropped_clients;
+	unsigned long long connections_refused; /* not admitted (also in dropped_clients) */
+	unsigned long long evicted;             /* read-only ones closed for a writer (also) */
 	int clients;
 };
 void control_get_stats(const struct control *ctl, struct control_stats *st);

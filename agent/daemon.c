@@ -553,8 +553,8 @@ daemon_host_target(const struct daemon *d)
 static void
 daemon_poll(struct daemon *d, int timeout_ms)
 {
-	struct pollfd fds[CONTROL_MAX_CLIENTS + 1];
-	int n = control_pollfds(d->ctl, fds, CONTROL_MAX_CLIENTS + 1);
+	struct pollfd fds[CONTROL_MAX_POLLFDS];
+	int n = control_pollfds(d->ctl, fds, CONTROL_MAX_POLLFDS);
 
 	/* Serviced after every wait, so idle clients are swept even when nothing is ready. */
 	if (poll(fds, (nfds_t)n, timeout_ms) >= 0)

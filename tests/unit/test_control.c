@@ -148,6 +148,9 @@ stub_cstats(STUB_ARGS)
 	json_object_object_add(*data, "dropped",
 	                       json_object_new_int64((int64_t)st.dropped_clients));
 	json_object_object_add(*data, "clients", json_object_new_int(st.clients));
+	json_object_object_add(*data, "evicted", json_object_new_int64((int64_t)st.evicted));
+	json_object_object_add(*data, "connections_refused",
+	                       json_object_new_int64((int64_t)st.connections_refused));
 	return PROTO_OK;
 }
 
@@ -170,10 +173,10 @@ static void *
 server_loop(void *arg)
 {
 	struct server *s = arg;
-	struct pollfd fds[CONTROL_MAX_CLIENTS + 2];
+	struct pollfd fds[CONTROL_MAX_POLLFDS + 1];
 
 	for (;;) {
-		int n = control_pollfds(s->ctl, fds, CONTROL_MAX_CLIENTS + 1);
+		int n = control_pollfds(s->ctl, fds, CONTROL_MAX_POLLFDS);
 
 		fds[n] = (struct pollfd){.fd = s->stop[0], .events = POLLIN};
 		if (poll(fds, (nfds_t)n + 1, 1000) < 0 && errno != EINTR)
@@ -748,22 +751,110 @@ test_slow_follower_dropped(void **state)
 	client_close(c);
 }
 
+/* Wait until the peer's end of stream is there to read (nothing else left unread). */
+static void
+raw_wait_eof(struct raw *r)
+{
+	char byte;
+
+	assert_int_equal(r->len, 0);
+	for (;;) {
+		struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+
+		assert_int_equal(poll(&pfd, 1, HANG_MS), 1);
+		if (recv(r->fd, &byte, 1, MSG_PEEK) == 0)
+			return;
+	}
+}
+
+/* Lines of text holding needle. */
+static int
+count_lines(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* Everything written to stderr while capture_stop() has not been called, into a file. */
+struct capture {
+	FILE *f;
+	int saved;
+};
+
+static void
+capture_start(struct capture *cap)
+{
+	fflush(stderr);
+	cap->f = tmpfile();
+	assert_non_null(cap->f);
+	cap->saved = dup(STDERR_FILENO);
+	assert_true(cap->saved >= 0);
+	assert_true(dup2(fileno(cap->f), STDERR_FILENO) >= 0);
+}
+
+/* The text captured (malloc'd); stderr is back. */
+static char *
+capture_stop(struct capture *cap)
+{
+	long len;
+	char *text;
+
+	fflush(stderr);
+	assert_true(dup2(cap->saved, STDERR_FILENO) >= 0);
+	close(cap->saved);
+	len = ftell(cap->f);
+	assert_true(len >= 0);
+	text = xcalloc(1, (size_t)len + 1);
+	rewind(cap->f);
+	assert_int_equal(fread(text, 1, (size_t)len, cap->f), (size_t)len);
+	fclose(cap->f);
+	return text;
+}
+
 static void
 test_too_many_clients(void **state)
 {
 	struct server *s = *state;
 	struct raw *r[CONTROL_MAX_CLIENTS], *extra;
 	struct proto_reply rep;
+	struct capture cap;
+	struct client *c;
+	char err[256], *logged;
 
 	for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		r[i] = raw_open(s->path);
 		raw_puts(r[i], "{\"version\":1,\"id\":1,\"cmd\":\"echo\"}\n");
 		raw_expect(r[i], 1, 0, "ok"); /* accepted and served */
 	}
+	capture_start(&cap);
 	extra = raw_open(s->path);
 	raw_expect(extra, 0, 500, "too many clients");
-	assert_int_equal(raw_reply(extra, &rep), 0); /* then closed */
+	/*
+	 * The refusal, and its end of stream, came before the request: the connection still
+	 * takes the request (no EPIPE), then ends (no ECONNRESET).
+	 */
+	raw_wait_eof(extra);
+	raw_puts(extra, "{\"version\":1,\"id\":2,\"cmd\":\"echo\"}\n");
+	assert_int_equal(raw_reply(extra, &rep), 0);
 	raw_close(extra);
+	/* vnumactl's client gets the refusal as the reply, whenever it sends */
+	for (int i = 0; i < 10; i++) {
+		if (client_open(s->path, &c, err, sizeof(err)) != 0)
+			fail_msg("client_open: %s", err);
+		if (client_call(c, "echo", NULL, &rep, err, sizeof(err)) != 0)
+			fail_msg("refused client %d: %s", i, err);
+		assert_int_equal(rep.status, 500);
+		assert_non_null(strstr(rep.message, "too many clients"));
+		proto_reply_free(&rep);
+		client_close(c);
+	}
+	logged = capture_stop(&cap);
+	/* eleven refusals, one message (CONTROL_REFUSE_LOG_S) */
+	assert_int_equal(count_lines(logged, "refusing a connection"), 1);
+	free(logged);
 	raw_close(r[0]);
 	/* r[1..63] and the asking client: 64 again once r[0]'s close is seen. */
 	assert_int_equal(server_stat_settled(s, "clients", CONTROL_MAX_CLIENTS),
@@ -771,6 +862,149 @@ test_too_many_clients(void **state)
 	for (int i = 1; i < CONTROL_MAX_CLIENTS; i++)
 		raw_close(r[i]);
 	assert_int_equal(server_stat_settled(s, "clients", 1), 1); /* only the asker is left */
+}
+
+/* First uid of the read-only users the flood test makes up (no real user has them). */
+#define FLOOD_UID 60001
+/* Read-only users that fill the readers' share of the table between them. */
+#define FLOOD_USERS ((CONTROL_MAX_CLIENTS - CONTROL_WRITER_RESERVE) / CONTROL_MAX_PER_UID)
+
+/* One call by c that must be refused with a message holding want: 0, else an exit code. */
+static int
+child_expect_refused(const char *path, const char *want)
+{
+	struct proto_reply rep;
+	struct client *c;
+	char err[256];
+	int code = 0;
+
+	if (client_open(path, &c, err, sizeof(err)) != 0)
+		return 21;
+	if (client_call(c, "echo", NULL, &rep, err, sizeof(err)) != 0)
+		code = 22; /* e.g. EPIPE: the refusal was not readable */
+	else if (rep.status != 500 || strstr(rep.message, want) == NULL)
+		code = 23;
+	if (code != 22)
+		proto_reply_free(&rep);
+	client_close(c);
+	return code;
+}
+
+/*
+ * In a child: become uid, open CONTROL_MAX_PER_UID event followers, check that one more is
+ * refused with the per-uid message, then say so on ready (one byte: 0 or an exit code) and
+ * hold the followers until hold is closed.
+ */
+static int
+child_flood(const char *path, uid_t uid, int ready, int hold)
+{
+	struct client *c[CONTROL_MAX_PER_UID];
+	struct proto_reply rep;
+	char err[256], want[64], code = 0, byte;
+
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		code = 10;
+	for (int i = 0; code == 0 && i < CONTROL_MAX_PER_UID; i++) {
+		if (client_open(path, &c[i], err, sizeof(err)) != 0 ||
+		    client_call(c[i], "follow", NULL, &rep, err, sizeof(err)) != 0)
+			code = 11;
+		else if (rep.status != 0)
+			code = 12;
+		if (code == 0 || code == 12)
+			proto_reply_free(&rep);
+	}
+	snprintf(want, sizeof(want), "uid %lu holds %d connections", (unsigned long)uid,
+	         CONTROL_MAX_PER_UID);
+	if (code == 0)
+		code = (char)child_expect_refused(path, want);
+	if (write(ready, &code, 1) != 1)
+		return 30;
+	while (read(hold, &byte, 1) > 0)
+		continue;
+	return code;
+}
+
+static pid_t
+fork_flood(const char *path, uid_t uid, int ready[2], int hold[2])
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(ready[0]);
+		close(hold[1]);
+		_exit(child_flood(path, uid, ready[1], hold[0]));
+	}
+	return pid;
+}
+
+static int
+wait_exit(pid_t pid)
+{
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Read-only users cannot lock root out: FLOOD_USERS uids hold CONTROL_MAX_PER_UID event
+ * followers each (one more is refused per uid), another read-only uid finds the readers'
+ * share full, and still root gets CONTROL_WRITER_RESERVE connections and, with the table
+ * full, one more in place of the read-only connection idle longest.  Every refusal is a
+ * reply the client reads.
+ */
+static void
+test_readers_leave_room_for_writers(void **state)
+{
+	struct client *w[CONTROL_WRITER_RESERVE + 1];
+	pid_t kids[FLOOD_USERS], pid;
+	int ready[2], hold[2];
+	struct server *s;
+	char code;
+
+	if (geteuid() != 0) {
+		print_message("not root: skipping the read-only flood\n");
+		skip();
+	}
+	s = server_start((gid_t)-1, 0666);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	for (int i = 0; i < FLOOD_USERS; i++) {
+		struct pollfd pfd = {.fd = ready[0], .events = POLLIN};
+
+		kids[i] = fork_flood(s->path, FLOOD_UID + (uid_t)i, ready, hold);
+		assert_int_equal(poll(&pfd, 1, HANG_MS), 1);
+		assert_int_equal(read(ready[0], &code, 1), 1);
+		assert_int_equal(code, 0);
+	}
+	/* another read-only user: the readers' share is taken */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0
+		          ? 10
+		          : child_expect_refused(s->path,
+		                                 "connections for read-only users are taken"));
+	assert_int_equal(wait_exit(pid), 0);
+
+	/* root: the reserve, then one more for the read-only connection idle longest */
+	for (int i = 0; i <= CONTROL_WRITER_RESERVE; i++) {
+		w[i] = open_client(s);
+		call_expect(w[i], "set", NULL, 0, "ok", NULL);
+	}
+	assert_int_equal(server_stat(s, "evicted"), 2); /* server_stat's own connection too */
+	assert_int_equal(server_stat(s, "clients"), CONTROL_MAX_CLIENTS);
+	for (int i = 0; i <= CONTROL_WRITER_RESERVE; i++)
+		client_close(w[i]);
+	close(hold[1]);
+	for (int i = 0; i < FLOOD_USERS; i++)
+		assert_int_equal(wait_exit(kids[i]), 0);
+	close(hold[0]);
+	close(ready[0]);
+	close(ready[1]);
+	server_stop(s);
 }
 
 /* Replies beyond CONTROL_OUT_MAX still go out whole; beyond the client's cap they fail. */
@@ -829,6 +1063,7 @@ main(void)
 	    cmocka_unit_test_setup_teardown(test_slow_follower_dropped, setup_server,
 	                                    teardown_server),
 	    cmocka_unit_test_setup_teardown(test_too_many_clients, setup_server, teardown_server),
+	    cmocka_unit_test(test_readers_leave_room_for_writers),
 	    cmocka_unit_test_setup_teardown(test_large_replies, setup_server, teardown_server),
 	    cmocka_unit_test_setup_teardown(test_client_errors, setup_server, teardown_server),
 	};
