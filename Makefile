@@ -10,7 +10,7 @@ RETRY_SHOW  = if [ -s $(RETRY_LOG) ]; then echo "NOTE: emulated hosts booted a s
 SOURCES     = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find agent host policy guest-tools tests -name '*.[ch]')
 
 .PHONY: all deps build demo check check-werror check-asan check-format format clean bench \
-	bench-migrate install soak
+	bench-migrate install soak fuzz fuzz-build fuzz-merge
 
 all: build
 
@@ -53,7 +53,7 @@ format:
 	clang-format -i $(SOURCES)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_INSTALL)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_INSTALL) $(BUILD_FUZZ)
 
 # Installs vnumad, vnumactl, vnuma-load, the libvirt module, the systemd unit, man pages and
 # bash completion under PREFIX (packaging/CMakeLists.txt), DESTDIR for staging.  A distribution
@@ -87,3 +87,25 @@ bench-migrate: deps $(BUILD)/CMakeCache.txt
 SOAK_HOURS ?= 24
 soak: build
 	SOAK_HOURS=$(SOAK_HOURS) VNUMAD_BINDIR=$(abspath $(BUILD)) sh tests/sim/test_soak.sh
+
+# ---- Fuzzing (docs/fuzzing.md): every tests/fuzz/fuzz_NAME.c built with clang, libFuzzer,
+# ASan and UBSan in its own build directory, then run for FUZZ_SECONDS each on a scratch copy
+# of its seed corpus, printing runs, coverage and findings per target (tests/fuzz/run.sh).
+# FUZZ_TARGETS='proto config' runs only those.  `make fuzz-merge` then adds what the last run
+# found that brings new coverage to the repo corpus.  Needs clang's libFuzzer runtime
+# (install-deps.sh --fuzz), which nothing else needs.
+BUILD_FUZZ   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+
+fuzz-build:
+	@./packaging/install-deps.sh --fuzz
+	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DVNUMAD_FUZZ=ON \
+		-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 >/dev/null
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_targets
+
+fuzz: fuzz-build
+	sh tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-merge: fuzz-build
+	sh tests/fuzz/run.sh --merge $(BUILD_FUZZ) $(FUZZ_TARGETS)

@@ -189,15 +189,15 @@ client_read_line(struct client *c, int64_t deadline_ms, const char **line, size_
 	c->off += c->line_len;
 	c->line_len = 0;
 	for (;;) {
-		char *start = c->buf + c->off;
+		/* Nothing received yet: buf is still NULL, and NULL + 0 is undefined. */
 		char *nl = c->len > c->off + scanned
-		               ? memchr(start + scanned, '\n', c->len - c->off - scanned)
+		               ? memchr(c->buf + c->off + scanned, '\n', c->len - c->off - scanned)
 		               : NULL;
 		int rc;
 
 		if (nl != NULL) {
-			*line = start;
-			*len = (size_t)(nl - start);
+			*line = c->buf + c->off;
+			*len = (size_t)(nl - *line);
 			c->line_len = *len + 1;
 			return 1;
 		}

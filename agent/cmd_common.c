@@ -131,7 +131,7 @@ cmd_value_print(struct json_object *v, char *text, size_t len)
 			                         item);
 		}
 		break;
-	case json_type_object:
+	case json_type_object: { /* the macro declares: C11 allows no declaration after a label */
 		json_object_object_foreach(v, key, val)
 		{
 			char item[CMD_TEXT_MAX];
@@ -143,6 +143,7 @@ cmd_value_print(struct json_object *v, char *text, size_t len)
 			                         used > 0 ? "," : "", key, item);
 		}
 		break;
+	}
 	}
 }
 

@@ -2,6 +2,7 @@
 # Install the Debian 12 packages that building and testing vnumad need, and only those.
 # Idempotent: packages already present are not reinstalled, and apt is not touched at all
 # when nothing is missing.  Run as root (make demo / make check call it for you).
+# --fuzz: also clang and its libFuzzer runtime, for `make fuzz` only (docs/fuzzing.md).
 set -eu
 
 # Build: compiler and tools, the libraries vnumad links against, cmocka for unit tests.
@@ -9,6 +10,11 @@ PKGS="gcc make cmake pkg-config clang-format jq \
 libhwloc-dev libjson-c-dev libxml2-dev libvirt-dev libcmocka-dev"
 # Tests: systemd-analyze checks the unit's system call filter (tests/sim/test_unit_file.sh).
 PKGS="$PKGS systemd"
+# make fuzz: clang builds the targets; libclang-rt-14-dev holds libFuzzer and the sanitizer
+# runtimes (Debian 12's clang is 14).
+if [ "${1:-}" = --fuzz ]; then
+	PKGS="$PKGS clang libclang-rt-14-dev"
+fi
 
 missing=""
 for p in $PKGS; do

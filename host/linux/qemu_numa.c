@@ -525,6 +525,11 @@ qn_sizes_resolve(struct qn_parse *qp)
 
 		if (b < 0)
 			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (qp->nodes[j].backend == b)
+				return qn_fail(
+				    qp, "memdev=%.40s: used by two nodes (QEMU refuses this)",
+				    qp->nodes[i].memdev);
 		qp->nodes[i].backend = b;
 		qp->nodes[i].size_bytes = qp->backends[b].b.size_bytes;
 	}

@@ -35,8 +35,9 @@
  *
  * What gives no cells, with a one-line reason in linux_qemu_numa.error (never a crash):
  * malformed -numa node options or sizes; a nodeid given twice or out of range; mem= and memdev=
- * mixed, or memdev= on some nodes only (QEMU refuses both); a memdev naming no memory backend; a
- * vCPU in two cells; a cell without vCPUs or with less than 1 MiB of RAM (vnumad places a cell
+ * mixed, or memdev= on some nodes only (QEMU refuses both); a memdev naming no memory backend, or
+ * one that another node names too (QEMU refuses that: the cells would share their RAM); a vCPU
+ * in two cells; a cell without vCPUs or with less than 1 MiB of RAM (vnumad places a cell
  * by its vCPUs and moves it by its MiB range); cells whose sizes do not add up to -m; and what
  * QEMU decides by itself from the machine type, which vnumad does not model: -numa cpu
  * (topology-based vCPU mapping), nodes with no cpus= at all, and nodes with neither mem= nor

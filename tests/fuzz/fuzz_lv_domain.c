@@ -3,14 +3,7 @@
  * (host/libvirt/lv_domain.c: cells, pins, numatune, our metadata) and, on the same input, the
  * /proc/<pid>/maps reader (host/linux/maps.c).
  *
- * Not built by CMake (libFuzzer needs clang).  Build and run from the source root with:
- *
- *   clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
- *       $(pkg-config --cflags libxml-2.0) tests/fuzz/fuzz_lv_domain.c host/libvirt/lv_domain.c \
- *       host/libvirt/lv_parse.c host/libvirt/lv_metadata.c host/linux/maps.c \
- *       host/linux/scan.c host/linux/procfs.c host/fileio.c policy/util.c \
- *       $(pkg-config --libs libxml-2.0) -lm -o fuzz_lv_domain
- *   ./fuzz_lv_domain -max_len=16384 tests/fuzz/corpus/lv_domain
+ * Built and run by `make fuzz` (docs/fuzzing.md; `make fuzz FUZZ_TARGETS=lv_domain`).
  *
  * Add what it finds to tests/fuzz/corpus/lv_domain/ ("ok-*" must parse, "einval-*" must be
  * refused with -EINVAL); the gcc build replays that directory in every ctest run

@@ -3,12 +3,7 @@
  * 0); the other sysfs and small /proc parsers (cpulist/online id lists, distance rows,
  * /proc/vmstat, kernel.numa_balancing) ride along on the same input.
  *
- * Not built by CMake (libFuzzer needs clang).  Build and run from the source root with:
- *
- *   clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
- *       tests/fuzz/fuzz_meminfo.c host/linux/sysfs.c host/linux/procfs.c host/linux/scan.c \
- *       host/fileio.c policy/util.c -lm -o fuzz_meminfo
- *   ./fuzz_meminfo -max_len=16384 tests/fuzz/corpus/meminfo
+ * Built and run by `make fuzz` (docs/fuzzing.md; `make fuzz FUZZ_TARGETS=meminfo`).
  *
  * Add any crash or interesting input it finds to tests/fuzz/corpus/meminfo/ (name it "ok-*",
  * "einval-*" or "efbig-*" to pin the meminfo parser's result); the gcc build replays that

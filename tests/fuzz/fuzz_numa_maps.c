@@ -2,12 +2,7 @@
  * fuzz_numa_maps.c - libFuzzer target for the /proc/<pid>/numa_maps parser
  * (host/linux/numa_maps.c).
  *
- * Not built by CMake (libFuzzer needs clang).  Build and run from the source root with:
- *
- *   clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
- *       tests/fuzz/fuzz_numa_maps.c host/linux/numa_maps.c host/linux/scan.c \
- *       host/fileio.c policy/util.c -lm -o fuzz_numa_maps
- *   ./fuzz_numa_maps -max_len=65536 tests/fuzz/corpus/numa_maps
+ * Built and run by `make fuzz` (docs/fuzzing.md; `make fuzz FUZZ_TARGETS=numa_maps`).
  *
  * Add any crash or interesting input it finds to tests/fuzz/corpus/numa_maps/ (name it
  * "ok-*", "einval-*" or "efbig-*" to pin the result); the gcc build replays that directory in

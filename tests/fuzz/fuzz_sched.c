@@ -3,12 +3,7 @@
  * other per-thread parsers (stat, status, comm) and the cmdline parser ride along on the same
  * input, since they are small and share the scanning code.
  *
- * Not built by CMake (libFuzzer needs clang).  Build and run from the source root with:
- *
- *   clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -I. \
- *       tests/fuzz/fuzz_sched.c host/linux/sched.c host/linux/procfs.c host/linux/scan.c \
- *       host/fileio.c policy/util.c -lm -o fuzz_sched
- *   ./fuzz_sched -max_len=16384 tests/fuzz/corpus/sched
+ * Built and run by `make fuzz` (docs/fuzzing.md; `make fuzz FUZZ_TARGETS=sched`).
  *
  * Add any crash or interesting input it finds to tests/fuzz/corpus/sched/ (name it "ok-*",
  * "einval-*" or "efbig-*" to pin the sched parser's result); the gcc build replays that
