@@ -42,10 +42,20 @@ static const struct cmd_column cmd_status_fields[] = {
     {"clients", "clients", CMD_CELL_TEXT, 0, false},
 };
 
+/* What the last snapshot cost to observe, by hosts that count it (host_ops.observe_cost). */
+static const struct cmd_column cmd_observe_fields[] = {
+    {"observe_opens_per_round", "observe opens/round", CMD_CELL_TEXT, 0, false},
+    {"observe_reads_per_round", "observe reads/round", CMD_CELL_TEXT, 0, false},
+    {"observe_ms_per_round", "observe ms/round", CMD_CELL_FIXED, 1, false},
+    {"observe_kept_fds", "observe kept fds", CMD_CELL_TEXT, 0, false},
+};
+
 void
 cmd_status_render(struct util_buf *buf, struct json_object *data)
 {
 	cmd_fields_render(buf, cmd_status_fields, CMD_NR(cmd_status_fields), data, 0);
+	if (cmd_json_get(data, "observe_opens_per_round") != NULL)
+		cmd_fields_render(buf, cmd_observe_fields, CMD_NR(cmd_observe_fields), data, 0);
 }
 
 int

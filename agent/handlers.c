@@ -98,6 +98,7 @@ h_status(HANDLER_ARGS)
 	struct daemon *d = ctx;
 	struct json_object *o = json_object_new_object(), *smp = json_object_new_object();
 	struct control_stats cs;
+	struct host_observe_cost oc;
 	int fault = 0, place = 0;
 
 	control_get_stats(d->ctl, &cs);
@@ -117,6 +118,14 @@ h_status(HANDLER_ARGS)
 	if (d->host->ops->describe != NULL)
 		json_object_object_add(o, "host",
 		                       json_object_new_string(d->host->ops->describe(d->host)));
+	if (d->host->ops->observe_cost != NULL && d->host->ops->observe_cost(d->host, &oc) == 0) {
+		json_object_object_add(o, "observe_opens_per_round",
+		                       json_object_new_int64((int64_t)oc.opens));
+		json_object_object_add(o, "observe_reads_per_round",
+		                       json_object_new_int64((int64_t)oc.reads));
+		json_object_object_add(o, "observe_ms_per_round", json_object_new_double(oc.ms));
+		json_object_object_add(o, "observe_kept_fds", json_object_new_int(oc.kept_fds));
+	}
 	json_object_object_add(o, "uptime_s",
 	                       json_object_new_double(daemon_wall_s() - d->started_wall));
 	json_object_object_add(o, "host_time_s",

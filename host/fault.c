@@ -235,6 +235,14 @@ fault_wake_s(struct host *h)
 	return in->ops->wake_s != NULL ? in->ops->wake_s(in) : 0;
 }
 
+static int
+fault_observe_cost(struct host *h, struct host_observe_cost *out)
+{
+	struct host *in = fault_of(h)->inner;
+
+	return in->ops->observe_cost != NULL ? in->ops->observe_cost(in, out) : -ENODATA;
+}
+
 static const struct host_ops fault_ops = {
     .name = "fault",
     .close = fault_close,
@@ -251,6 +259,7 @@ static const struct host_ops fault_ops = {
     .policy_fetch = fault_policy_fetch,
     .vm_note = fault_vm_note,
     .describe = fault_describe,
+    .observe_cost = fault_observe_cost,
     .wake_s = fault_wake_s,
 };
 

@@ -13,6 +13,9 @@
 /* First buffer size: most of what we read is small. */
 #define FILEIO_FIRST_BYTES 4096
 
+/* fileio.h: per thread, so no lock and no other thread's work in a caller's difference. */
+static _Thread_local struct fileio_counts fileio_counts;
+
 /*
  * Open path for reading if it is a regular file (fileio.h): its fd, -EISDIR for a directory,
  * -EINVAL for anything else, or -errno.
@@ -30,6 +33,7 @@ fileio_open_regular(const char *path)
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fileio_counts.opens++;
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0)
@@ -73,6 +77,7 @@ fileio_read(const char *path, size_t max_bytes, char **data, size_t *len)
 			buf = xreallocarray(buf, cap + 1, 1);
 		}
 		r = read(fd, buf + n, cap - n);
+		fileio_counts.reads++;
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -94,4 +99,63 @@ fileio_read(const char *path, size_t max_bytes, char **data, size_t *len)
 	*data = buf;
 	*len = n;
 	return 0;
+}
+
+int
+fileio_open(const char *path)
+{
+	return fileio_open_regular(path);
+}
+
+int
+fileio_pread(int fd, size_t max_bytes, char **data, size_t *len)
+{
+	size_t cap = FILEIO_FIRST_BYTES, n = 0;
+	char *buf = xmalloc(cap + 1);
+	int rc = 0;
+
+	*data = NULL;
+	*len = 0;
+	for (;;) {
+		ssize_t r = pread(fd, buf + n, cap - n, (off_t)n);
+
+		fileio_counts.reads++;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			break;
+		}
+		n += (size_t)r;
+		if (n < cap) /* short: the end (fileio.h) */
+			break;
+		if (cap > max_bytes) {
+			rc = -EFBIG;
+			break;
+		}
+		cap *= 2;
+		buf = xreallocarray(buf, cap + 1, 1);
+	}
+	if (rc == 0 && n > max_bytes)
+		rc = -EFBIG;
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+void
+fileio_counts_get(struct fileio_counts *out)
+{
+	*out = fileio_counts;
+}
+
+void
+fileio_count_open(void)
+{
+	fileio_counts.opens++;
 }

@@ -20,6 +20,14 @@
 
 struct host;
 
+/* What one snapshot cost the host to observe (host_ops.observe_cost). */
+struct host_observe_cost {
+	uint64_t opens; /* files and directories opened */
+	uint64_t reads; /* read and pread calls */
+	double ms;      /* wall-clock time of the snapshot */
+	int kept_fds;   /* files kept open between snapshots */
+};
+
 struct host_ops {
 	const char *name; /* "sim", "linux", "libvirt" */
 	void (*close)(struct host *h);
@@ -64,6 +72,11 @@ struct host_ops {
 	const char *(*vm_note)(struct host *h, int vm_id);
 	/* What the host can measure and do, in one line for `vnumactl status`; NULL: nothing. */
 	const char *(*describe)(struct host *h);
+	/*
+	 * What observing cost in the last snapshot (files opened, read calls, wall-clock ms) for
+	 * `vnumactl status`; -ENODATA before the first one.  NULL op: not measured.
+	 */
+	int (*observe_cost)(struct host *h, struct host_observe_cost *out);
 	/*
 	 * How soon advance() wants to be called again, seconds (a real host's migrator ticks
 	 * there); <= 0 or a NULL op: no wish, the daemon wakes for its own rounds only.

@@ -582,6 +582,14 @@ lvh_close(struct host *h)
 	free(lh);
 }
 
+static int
+lvh_observe_cost(struct host *h, struct host_observe_cost *out)
+{
+	struct host *in = lvh_of(h)->inner;
+
+	return in->ops->observe_cost != NULL ? in->ops->observe_cost(in, out) : -ENODATA;
+}
+
 static const struct host_ops libvirt_host_ops = {
     .name = "libvirt",
     .close = lvh_close,
@@ -598,6 +606,7 @@ static const struct host_ops libvirt_host_ops = {
     .policy_fetch = lvh_fetch,
     .vm_note = lvh_vm_note,
     .describe = lvh_describe,
+    .observe_cost = lvh_observe_cost,
     .wake_s = lvh_wake,
 };
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/fileio.h"
 #include "host/linux/procfs.h"
 #include "host/linux/ram_layout.h"
 #include "policy/util.h"
@@ -152,8 +153,8 @@ linux_vcpu_comm_index(const char *comm)
 	return (int)n;
 }
 
-static void
-skip_note(struct linux_discover_skips *skips, int pid, const char *what, int err)
+void
+linux_discover_skip_note(struct linux_discover_skips *skips, int pid, const char *what, int err)
 {
 	if (skips == NULL)
 		return;
@@ -161,9 +162,8 @@ skip_note(struct linux_discover_skips *skips, int pid, const char *what, int err
 	snprintf(skips->reason, sizeof(skips->reason), "pid %d: %s: %s", pid, what, strerror(-err));
 }
 
-/* Name, -m, the vNUMA cells and QEMU's RAM block from the command line. */
-static void
-vm_cmdline_apply(struct linux_vm *vm, const struct linux_cmdline *cmd)
+void
+linux_vm_cmdline_apply(struct linux_vm *vm, const struct linux_cmdline *cmd)
 {
 	linux_qemu_numa_parse(cmd->argc, cmd->argv, &vm->numa);
 	for (int i = 1; i + 1 < cmd->argc; i++) {
@@ -190,9 +190,8 @@ vm_cmdline_apply(struct linux_vm *vm, const struct linux_cmdline *cmd)
 	}
 }
 
-/* Keep the cells only if every vCPU thread lies in one (QEMU's cpus= name cpu-indexes). */
-static void
-vm_cells_check(struct linux_vm *vm)
+void
+linux_vm_cells_check(struct linux_vm *vm)
 {
 	for (int i = 0; i < vm->nr_vcpus && vm->numa.nr_cells > 0; i++)
 		if (linux_qemu_numa_cell_of(&vm->numa, vm->vcpus[i].index) < 0)
@@ -200,8 +199,8 @@ vm_cells_check(struct linux_vm *vm)
 			                     vm->vcpus[i].index);
 }
 
-static int
-vcpu_cmp(const void *a, const void *b)
+int
+linux_vm_vcpu_cmp(const void *a, const void *b)
 {
 	const struct linux_vm_vcpu *x = a, *y = b;
 
@@ -210,9 +209,8 @@ vcpu_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* Parse a decimal directory name; -1 if it is not one. */
-static int
-dirent_pid(const char *name)
+int
+linux_dirent_pid(const char *name)
 {
 	char *end;
 	long v;
@@ -223,8 +221,8 @@ dirent_pid(const char *name)
 	return *end == '\0' && v > 0 && v <= INT_MAX ? (int)v : -1;
 }
 
-static DIR *
-proc_dir_open(const char *root, const char *sub)
+DIR *
+linux_proc_dir_open(const char *root, const char *sub)
 {
 	char path[PATH_MAX];
 	bool real = root == NULL || strcmp(root, "/") == 0;
@@ -233,40 +231,8 @@ proc_dir_open(const char *root, const char *sub)
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
+	fileio_count_open();
 	return opendir(path);
-}
-
-/* The vCPU threads of pid; vanished threads are dropped.  -ENOENT: the process is gone. */
-static int
-vm_vcpus_read(const char *root, struct linux_vm *vm)
-{
-	char sub[64];
-	DIR *dir;
-	struct dirent *de;
-	size_t cap = 0;
-
-	snprintf(sub, sizeof(sub), "/proc/%d/task", vm->pid);
-	if ((dir = proc_dir_open(root, sub)) == NULL)
-		return -ENOENT;
-	while ((de = readdir(dir)) != NULL) {
-		char comm[LINUX_COMM_MAX];
-		int tid = dirent_pid(de->d_name), index;
-
-		if (tid < 0 || linux_comm_read(root, vm->pid, tid, comm) < 0)
-			continue; /* vanished, or a malformed name: not a vCPU we can use */
-		if ((index = linux_vcpu_comm_index(comm)) < 0)
-			continue;
-		if ((size_t)vm->nr_vcpus == cap) {
-			cap = cap ? cap * 2 : 8;
-			vm->vcpus = xreallocarray(vm->vcpus, cap, sizeof(*vm->vcpus));
-		}
-		vm->vcpus[vm->nr_vcpus].index = index;
-		vm->vcpus[vm->nr_vcpus++].tid = tid;
-	}
-	closedir(dir);
-	if (vm->nr_vcpus > 1)
-		qsort(vm->vcpus, (size_t)vm->nr_vcpus, sizeof(*vm->vcpus), vcpu_cmp);
-	return 0;
 }
 
 /*
@@ -426,8 +392,8 @@ vm_ram_apply(const char *root, struct linux_vm *vm, const struct linux_numa_maps
 		vm->mem_mib = total_kib / 1024;
 }
 
-static void
-vm_clear(struct linux_vm *vm)
+void
+linux_vm_clear(struct linux_vm *vm)
 {
 	free(vm->ram_starts);
 	free(vm->vcpus);
@@ -436,107 +402,38 @@ vm_clear(struct linux_vm *vm)
 	memset(vm, 0, sizeof(*vm));
 }
 
-/*
- * Read one process.  1: a QEMU VM, filled in; 0: not QEMU or vanished; -errno: malformed
- * (*what names the file).
- */
-static int
-vm_read(const char *root, int pid, struct linux_vm *vm, const char **what)
+int
+linux_vm_identify(const char *root, int pid, char comm[LINUX_COMM_MAX], struct linux_cmdline *cmd,
+                  const char **what)
 {
-	struct linux_cmdline cmd = {0};
-	struct linux_numa_maps maps = {0};
-	char comm[LINUX_COMM_MAX];
 	int ret;
 
-	memset(vm, 0, sizeof(*vm));
-	vm->pid = pid;
+	memset(cmd, 0, sizeof(*cmd));
 	*what = "comm";
 	if ((ret = linux_comm_read(root, pid, pid, comm)) < 0)
-		goto out;
+		return ret;
 	*what = "cmdline";
-	if ((ret = linux_cmdline_read(root, pid, &cmd)) < 0)
-		goto out;
-	ret = 0;
-	if (!comm_is_qemu(comm) && !argv0_is_qemu(&cmd))
-		goto out;
-	vm_cmdline_apply(vm, &cmd);
-	*what = "task";
-	if ((ret = vm_vcpus_read(root, vm)) < 0)
-		goto out;
-	vm_cells_check(vm);
-	*what = "numa_maps";
-	if ((ret = linux_numa_maps_read(root, pid, &maps)) < 0)
-		goto out;
-	vm_ram_apply(root, vm, &maps);
-	ret = 1;
-out:
-	linux_cmdline_free(&cmd);
+	if ((ret = linux_cmdline_read(root, pid, cmd)) < 0)
+		return ret;
+	return comm_is_qemu(comm) || argv0_is_qemu(cmd);
+}
+
+int
+linux_vm_residency_read(const char *root, struct linux_vm *vm)
+{
+	struct linux_numa_maps maps = {0};
+	int ret;
+
+	if ((ret = linux_numa_maps_read(root, vm->pid, &maps)) == 0)
+		vm_ram_apply(root, vm, &maps);
 	linux_numa_maps_free(&maps);
-	if (ret == -ENOENT)
-		ret = 0;
-	if (ret <= 0)
-		vm_clear(vm);
 	return ret;
-}
-
-static int
-vm_pid_cmp(const void *a, const void *b)
-{
-	const struct linux_vm *x = a, *y = b;
-
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-int
-linux_vms_discover_skips(const char *root, struct linux_vm **out, size_t *nr,
-                         struct linux_discover_skips *skips)
-{
-	DIR *dir = proc_dir_open(root, "/proc");
-	struct dirent *de;
-	size_t cap = 0;
-
-	*out = NULL;
-	*nr = 0;
-	if (skips)
-		memset(skips, 0, sizeof(*skips));
-	if (dir == NULL)
-		return -errno;
-	while ((de = readdir(dir)) != NULL) {
-		int pid = dirent_pid(de->d_name), ret;
-		const char *what;
-
-		if (pid < 0)
-			continue;
-		if (*nr == cap) {
-			cap = cap ? cap * 2 : 8;
-			*out = xreallocarray(*out, cap, sizeof(**out));
-		}
-		ret = vm_read(root, pid, &(*out)[*nr], &what);
-		if (ret < 0)
-			skip_note(skips, pid, what, ret);
-		else if (ret > 0)
-			(*nr)++;
-	}
-	closedir(dir);
-	if (*nr == 0) {
-		free(*out);
-		*out = NULL;
-	} else {
-		qsort(*out, *nr, sizeof(**out), vm_pid_cmp);
-	}
-	return 0;
-}
-
-int
-linux_vms_discover(const char *root, struct linux_vm **out, size_t *nr)
-{
-	return linux_vms_discover_skips(root, out, nr, NULL);
 }
 
 void
 linux_vms_free(struct linux_vm *vms, size_t nr)
 {
 	for (size_t i = 0; vms != NULL && i < nr; i++)
-		vm_clear(&vms[i]);
+		linux_vm_clear(&vms[i]);
 	free(vms);
 }

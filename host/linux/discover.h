@@ -34,6 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <dirent.h>
+
+#include "host/linux/procfs.h"
 #include "host/linux/qemu_numa.h"
 #include "policy/model.h"
 
@@ -51,6 +54,11 @@
 struct linux_vm_vcpu {
 	int index; /* n of "CPU n/KVM" */
 	int tid;
+	/*
+	 * Its stat, status and sched kept open (pfile.h), owned by the discovery cache that
+	 * found it (discover_cache.h) and valid until its next scan; NULL: read by path.
+	 */
+	struct linux_task_files *files;
 };
 
 struct linux_vm {
@@ -80,14 +88,46 @@ struct linux_discover_skips {
 };
 
 /*
- * Scan <root>/proc.  *out is a malloc'd array of *nr VMs, ascending pid (NULL when none);
- * free it with linux_vms_free.  Returns 0, or -errno when /proc itself cannot be read.
+ * Scan <root>/proc, reading every process afresh (discover_cache.h keeps what it can between
+ * scans; this is one scan of an empty cache that keeps no fds).  *out is a malloc'd array of *nr
+ * VMs, ascending pid (NULL when none); free it with linux_vms_free.  Returns 0, or -errno when
+ * /proc itself cannot be read.
  */
 int linux_vms_discover(const char *root, struct linux_vm **out, size_t *nr);
 /* The same, reporting skipped processes into *skips (may be NULL). */
 int linux_vms_discover_skips(const char *root, struct linux_vm **out, size_t *nr,
                              struct linux_discover_skips *skips);
 void linux_vms_free(struct linux_vm *vms, size_t nr);
+
+/* ---- the steps of discovery, for discover_cache.c --------------------------------------- */
+
+/*
+ * Read pid's comm and cmdline (*cmd: free with linux_cmdline_free, also on error).  1: a
+ * QEMU process (the rule above), 0: not one, -ENOENT: gone, -errno: malformed (*what names
+ * the file).
+ */
+int linux_vm_identify(const char *root, int pid, char comm[LINUX_COMM_MAX],
+                      struct linux_cmdline *cmd, const char **what);
+/* Name, -m, the vNUMA cells and QEMU's RAM block from the command line into vm. */
+void linux_vm_cmdline_apply(struct linux_vm *vm, const struct linux_cmdline *cmd);
+/* Keep the cells only if every vCPU thread lies in one (QEMU's cpus= name cpu-indexes). */
+void linux_vm_cells_check(struct linux_vm *vm);
+/*
+ * Where vm's guest RAM is and how much of it is resident per node: numa_maps, and the memory
+ * backends' mappings in maps (ram_layout.h).  Read every scan.  0 or -errno of numa_maps.
+ */
+int linux_vm_residency_read(const char *root, struct linux_vm *vm);
+/* Free what vm owns and zero it. */
+void linux_vm_clear(struct linux_vm *vm);
+/* qsort order of struct linux_vm_vcpu: ascending index, then tid. */
+int linux_vm_vcpu_cmp(const void *a, const void *b);
+/* A decimal directory name as a pid; -1 if it is not one. */
+int linux_dirent_pid(const char *name);
+/* opendir(<root><sub>), counted as an open (fileio.h); NULL with errno set. */
+DIR *linux_proc_dir_open(const char *root, const char *sub);
+/* Count a skipped process into skips (may be NULL), with its reason. */
+void linux_discover_skip_note(struct linux_discover_skips *skips, int pid, const char *what,
+                              int err);
 
 /* Pure helpers, exposed for tests. */
 /* The VM name from a -name value; false when it holds none. */

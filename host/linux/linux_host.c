@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/fileio.h"
 #include "host/linux/discover.h"
 #include "host/linux/linux_host.h"
 #include "host/linux/procfs.h"
@@ -66,15 +67,16 @@ lh_vm_clear(struct linux_host *lh, struct lh_vm *vm)
 	memset(vm, 0, sizeof(*vm));
 }
 
-/* Seconds since boot from <root>/proc/uptime; 0 when unreadable. */
+/* Seconds since boot from <root>/proc/uptime (kept open); 0 when unreadable. */
 static double
-lh_boot_uptime_s(const struct linux_host *lh)
+lh_boot_uptime_s(struct linux_host *lh)
 {
 	char *data;
 	size_t len;
 	double up = 0;
 
-	if (linux_file_read(lh->root, 4096, &data, &len, "/proc/uptime") == 0) {
+	if (linux_pfile_read(&lh->uptime, &lh->uptime_pool, lh->root, 4096, &data, &len,
+	                     "/proc/uptime") == 0) {
 		up = strtod(data, NULL);
 		free(data);
 	}
@@ -123,6 +125,13 @@ lh_describe(struct linux_host *lh)
 	                    "VMs whose vNUMA cells' RAM was not located, so none moves");
 	n = lh_describe_vms(lh, n, offsetof(struct lh_vm, ram_guess),
 	                    "VMs whose guest RAM was found by size only");
+	if (lh->observed && n > 0 && (size_t)n < sizeof(lh->describe))
+		n += snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
+		              "; observing, last round: %llu opens, %llu reads, %.1f ms, %d files "
+		              "kept open",
+		              (unsigned long long)lh->observe.opens,
+		              (unsigned long long)lh->observe.reads, lh->observe.ms,
+		              lh->observe.kept_fds);
 	if (lh->mig == NULL || n <= 0 || (size_t)n >= sizeof(lh->describe))
 		return;
 	linux_migrator_stats_get(lh->mig, &ms);
@@ -239,11 +248,11 @@ lh_vm_feedback(struct lh_vm *vm, struct snap_vm *sv)
 
 static void
 lh_vm_observe(struct linux_host *lh, struct snap_vm *sv, const struct linux_vm *lv,
-              const struct snapshot *snap, const struct linux_snap_aux *aux, bool reprobe)
+              const struct snapshot *snap, const struct linux_snap_aux *aux, bool reprobe,
+              double boot_s)
 {
 	size_t first = (size_t)(sv->vcpus - snap->vcpu_store);
 	uint64_t start = aux->vcpu_start_ticks[first];
-	double boot_s = lh_boot_uptime_s(lh);
 	bool fresh;
 	struct lh_vm *vm = lh_vm_get(lh, lv->pid, start, &fresh);
 
@@ -322,6 +331,20 @@ lh_caps(const struct linux_host *lh)
 	return caps;
 }
 
+/* What this snapshot cost to observe, from the counts and clock taken at its start. */
+static void
+lh_observe_note(struct linux_host *lh, const struct fileio_counts *c0, double t0_s)
+{
+	struct fileio_counts c1;
+
+	fileio_counts_get(&c1);
+	lh->observe.opens = c1.opens - c0->opens;
+	lh->observe.reads = c1.reads - c0->reads;
+	lh->observe.ms = (linux_host_clock_s() - t0_s) * 1000.0;
+	lh->observe.kept_fds = linux_discover_cache_fds(lh->discover) + lh->uptime_pool.nr_open;
+	lh->observed = true;
+}
+
 static int
 lh_snapshot(struct host *h, struct snapshot **out)
 {
@@ -331,14 +354,19 @@ lh_snapshot(struct host *h, struct snapshot **out)
 	struct linux_vm *vms = NULL;
 	struct linux_discover_skips skips;
 	struct snapshot *snap = NULL;
+	struct fileio_counts c0;
 	size_t nr_vms = 0;
-	bool reprobe = lh_caps_refresh(lh);
+	double t0_s = linux_host_clock_s(), boot_s;
+	bool reprobe;
 	int ret;
 
 	*out = NULL;
+	fileio_counts_get(&c0);
+	reprobe = lh_caps_refresh(lh);
 	if ((ret = linux_nodes_read(lh->root, &nodes)) < 0)
 		return ret;
-	if ((ret = linux_vms_discover_skips(lh->root, &vms, &nr_vms, &skips)) < 0) {
+	if ((ret = linux_discover_cache_scan(lh->discover, lh->root, t0_s, &vms, &nr_vms, &skips)) <
+	    0) {
 		linux_nodes_free(&nodes);
 		return ret;
 	}
@@ -349,11 +377,13 @@ lh_snapshot(struct host *h, struct snapshot **out)
 	snap->caps = lh_caps(lh);
 	linux_nodes_free(&lh->nodes);
 	lh->nodes = nodes;
+	boot_s = snap->nr_vms > 0 ? lh_boot_uptime_s(lh) : 0;
 	for (int i = 0; i < snap->nr_vms; i++)
-		lh_vm_observe(lh, &snap->vms[i], &vms[aux.vm_of[i]], snap, &aux, reprobe);
+		lh_vm_observe(lh, &snap->vms[i], &vms[aux.vm_of[i]], snap, &aux, reprobe, boot_s);
 	lh_vms_prune(lh);
 	linux_snap_aux_free(&aux);
 	linux_vms_free(vms, nr_vms);
+	lh_observe_note(lh, &c0, t0_s);
 	*out = snap;
 	return 0;
 }
@@ -498,6 +528,17 @@ lh_describe_get(struct host *h)
 	return lh_of(h)->describe;
 }
 
+static int
+lh_observe_cost(struct host *h, struct host_observe_cost *out)
+{
+	struct linux_host *lh = lh_of(h);
+
+	if (!lh->observed)
+		return -ENODATA;
+	*out = lh->observe;
+	return 0;
+}
+
 static void
 lh_close(struct host *h)
 {
@@ -511,6 +552,8 @@ lh_close(struct host *h)
 	free(lh->orphans);
 	linux_migrator_free(lh->mig);
 	linux_nodes_free(&lh->nodes);
+	linux_discover_cache_free(lh->discover);
+	linux_pfile_close(&lh->uptime, &lh->uptime_pool);
 	free(lh->root);
 	free(lh);
 }
@@ -530,6 +573,7 @@ static const struct host_ops linux_host_ops = {
     .policy_persist = NULL,
     .vm_note = lh_vm_note,
     .describe = lh_describe_get,
+    .observe_cost = lh_observe_cost,
     .wake_s = lh_wake,
 };
 
@@ -544,6 +588,9 @@ host_linux_open(const char *root, double rate_mib_s, struct host **out, char *er
 	lh->root = root != NULL && root[0] != '\0' && strcmp(root, "/") != 0 ? xstrdup(root) : NULL;
 	lh->hz = sysconf(_SC_CLK_TCK);
 	lh->page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
+	lh->discover = linux_discover_cache_new(-1);
+	linux_pfile_init(&lh->uptime);
+	linux_pfile_pool_init(&lh->uptime_pool, 1);
 	if ((ret = linux_nodes_read(lh->root, &lh->nodes)) < 0) {
 		snprintf(err, errlen,
 		         "cannot read the NUMA nodes under %s/sys/devices/system/node: %s",

@@ -17,6 +17,8 @@
 
 #include "host/host.h"
 #include "host/linux/actuate.h"
+#include "host/linux/discover_cache.h"
+#include "host/linux/pfile.h"
 #include "host/linux/probe.h"
 #include "host/linux/ram_layout.h"
 #include "host/linux/sysfs.h"
@@ -103,6 +105,11 @@ struct linux_host {
 	size_t nr_vms, cap_vms;
 	int *orphans; /* requests of VMs that left, released once finished */
 	size_t nr_orphans, cap_orphans;
+	struct linux_discover_cache *discover; /* what is known of /proc between snapshots */
+	struct linux_pfile uptime;             /* /proc/uptime, kept open */
+	struct linux_pfile_pool uptime_pool;
+	struct host_observe_cost observe; /* of the last snapshot */
+	bool observed;                    /* observe is set */
 };
 
 double linux_host_clock_s(void);

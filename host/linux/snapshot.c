@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "host/linux/discover.h"
+#include "host/linux/pfile.h"
 #include "host/linux/procfs.h"
 #include "host/linux/sysfs.h"
 #include "policy/util.h"
@@ -69,34 +70,55 @@ allowed_nodes(const struct linux_nodes *nodes, const struct linux_task_status *s
 	return all ? all : some ? some : NODEMASK_ALL;
 }
 
+/* Read one of a vCPU thread's files through its kept fds (pfile.h) and parse it. */
+static int
+vcpu_file_read(const char *root, int pid, const struct linux_vm_vcpu *vc,
+               enum linux_task_file which, void *out)
+{
+	char *data;
+	size_t len;
+	int ret = linux_task_file_read(vc->files, root, pid, vc->tid, which, &data, &len);
+
+	if (ret < 0)
+		return ret;
+	if (which == LINUX_TASK_FILE_STAT)
+		ret = linux_task_stat_parse(data, len, out);
+	else if (which == LINUX_TASK_FILE_STATUS)
+		ret = linux_task_status_parse(data, len, out);
+	else
+		ret = linux_sched_parse(data, len, out);
+	free(data);
+	return ret;
+}
+
 /*
  * 0, -ENOENT (vanished: drop it) or another -errno (malformed: skip the VM); *what names the
  * file that failed.
  */
 static int
-vcpu_read(const char *root, const struct linux_nodes *nodes, int pid, int tid, struct vcpu_obs *obs,
-          const char **what)
+vcpu_read(const char *root, const struct linux_nodes *nodes, int pid,
+          const struct linux_vm_vcpu *vc, struct vcpu_obs *obs, const char **what)
 {
 	struct linux_task_stat stat;
 	struct linux_task_status status = {0};
 	int ret;
 
 	memset(obs, 0, sizeof(*obs));
-	obs->tid = tid;
+	obs->tid = vc->tid;
 	*what = "stat";
-	if ((ret = linux_task_stat_read(root, pid, tid, &stat)) < 0)
+	if ((ret = vcpu_file_read(root, pid, vc, LINUX_TASK_FILE_STAT, &stat)) < 0)
 		return ret;
 	obs->cpu = stat.processor;
 	obs->ticks = stat.utime_ticks + stat.stime_ticks;
 	obs->start_ticks = stat.starttime_ticks;
 	*what = "status";
-	if ((ret = linux_task_status_read(root, pid, tid, &status)) < 0)
+	if ((ret = vcpu_file_read(root, pid, vc, LINUX_TASK_FILE_STATUS, &status)) < 0)
 		return ret;
 	obs->allowed_nodes = allowed_nodes(nodes, &status);
 	obs->cpu_allowed = cpu_in(status.cpus_allowed, status.nr_cpus_allowed, obs->cpu);
 	linux_task_status_free(&status);
 	*what = "sched";
-	return linux_sched_read(root, pid, tid, &obs->sched);
+	return vcpu_file_read(root, pid, vc, LINUX_TASK_FILE_SCHED, &obs->sched);
 }
 
 static void
@@ -120,7 +142,7 @@ vm_obs_read(const char *root, const struct linux_nodes *nodes, const struct linu
 	o->vcpus = xcalloc((size_t)vm->nr_vcpus + 1, sizeof(*o->vcpus));
 	for (int i = 0; i < vm->nr_vcpus; i++) {
 		struct vcpu_obs *v = &o->vcpus[o->nr_vcpus];
-		int ret = vcpu_read(root, nodes, vm->pid, vm->vcpus[i].tid, v, &what);
+		int ret = vcpu_read(root, nodes, vm->pid, &vm->vcpus[i], v, &what);
 
 		v->index = vm->vcpus[i].index;
 		if (ret == 0) {
