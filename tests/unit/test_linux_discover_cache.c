@@ -1,0 +1,554 @@
+/*
+ * test_linux_discover_cache.c - QEMU discovery kept across rounds (host/linux/discover_cache.c)
+ * and the /proc files kept open between rounds (host/linux/pfile.c), on trees written by the
+ * test into a mkdtemp directory and changed between two scans:
+ * - a second scan of an unchanged tree reads no process's comm or cmdline again (counted
+ *   through fileio's open counter), and a changed command line is not seen until the pid's
+ *   start time changes or LINUX_DISCOVER_RESCAN_S has passed;
+ * - a new pid is picked up, a vanished one forgotten, a reused one (new start time, other
+ *   command line) read afresh, and a process that exec()ed into QEMU is found by the rescan;
+ * - a replaced vCPU thread, an unnamed thread that names itself, and the kept fds closed with
+ *   their thread;
+ * - through the Linux host: a second snapshot opens fewer files, and says how many;
+ * - a kept fd of a process that died reads as gone (-ENOENT) and is closed (this machine).
+ * The scans are given their time, so nothing here depends on the clock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "host/fileio.h"
+#include "host/host.h"
+#include "host/linux/discover_cache.h"
+#include "host/linux/pfile.h"
+#include "host/linux/snapshot.h"
+#include "linux_test_util.h"
+
+#define QEMU_PID   5100
+#define QEMU_START 123456 /* its start time, clock ticks */
+
+struct tree {
+	char root[64];
+};
+
+/* Write len bytes to <root>/<rel>, making its directories. */
+static void
+tree_put(const struct tree *t, const char *rel, const char *data, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", t->root, rel);
+	for (char *p = path + strlen(t->root) + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+static void
+tree_putf(const struct tree *t, const char *rel, const char *text)
+{
+	tree_put(t, rel, text, strlen(text));
+}
+
+static void
+tree_rm(const struct tree *t, const char *rel)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s'", t->root, rel);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A stat line of 52 fields: tid, comm, state, then zeros but the start time (field 22). */
+static void
+tree_stat(const struct tree *t, const char *rel, int tid, const char *comm, uint64_t start)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%d (%s) S", tid, comm);
+
+	for (int field = 4; field <= 52; field++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %llu",
+		              field == 22 ? (unsigned long long)start : 0ull);
+	snprintf(line + n, sizeof(line) - (size_t)n, "\n");
+	tree_putf(t, rel, line);
+}
+
+/* A thread of pid named comm, with the files a vCPU's snapshot reads. */
+static void
+tree_thread(const struct tree *t, int pid, int tid, const char *comm)
+{
+	char rel[128], text[512];
+
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, tid);
+	snprintf(text, sizeof(text), "%s\n", comm);
+	tree_putf(t, rel, text);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/stat", pid, tid);
+	tree_stat(t, rel, tid, comm, QEMU_START + 10);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/status", pid, tid);
+	snprintf(text, sizeof(text), "Name:\t%s\nTgid:\t%d\nPid:\t%d\nCpus_allowed_list:\t0-1\n", comm,
+	         pid, tid);
+	tree_putf(t, rel, text);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/sched", pid, tid);
+	snprintf(text, sizeof(text),
+	         "%s (%d, #threads: 3)\n"
+	         "-------------------------------------------------------------------\n"
+	         "se.sum_exec_runtime                          :            1.000000\n",
+	         comm, tid);
+	tree_putf(t, rel, text);
+}
+
+/* A process: comm, cmdline (NUL-separated args, argv ends with an empty one), stat. */
+static void
+tree_proc(const struct tree *t, int pid, const char *comm, const char *args, size_t args_len,
+          uint64_t start)
+{
+	char rel[64], text[128];
+
+	snprintf(rel, sizeof(rel), "proc/%d/comm", pid);
+	snprintf(text, sizeof(text), "%s\n", comm);
+	tree_putf(t, rel, text);
+	snprintf(rel, sizeof(rel), "proc/%d/cmdline", pid);
+	tree_put(t, rel, args, args_len);
+	snprintf(rel, sizeof(rel), "proc/%d/stat", pid);
+	tree_stat(t, rel, pid, comm, start);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/comm", pid, pid);
+	snprintf(text, sizeof(text), "%s\n", comm);
+	tree_putf(t, rel, text);
+}
+
+#define ARGS(s) s, sizeof(s) /* a string literal with its NULs, the last one included */
+
+/* QEMU process pid called name (-m 64, no -numa) with vCPUs 0 and 1 (tids pid+1, pid+2). */
+static void
+tree_qemu(const struct tree *t, int pid, const char *name, uint64_t start)
+{
+	char args[256], rel[64];
+	int n = snprintf(args, sizeof(args), "qemu-system-x86_64%c-name%cguest=%s%c-m%c64", 0, 0,
+	                 name, 0, 0);
+
+	tree_proc(t, pid, "qemu-system-x86", args, (size_t)n + 1, start);
+	tree_thread(t, pid, pid + 1, "CPU 0/KVM");
+	tree_thread(t, pid, pid + 2, "CPU 1/KVM");
+	snprintf(rel, sizeof(rel), "proc/%d/numa_maps", pid);
+	tree_putf(t, rel, "7f0000000000 default anon=16384 dirty=16384 N0=16384 kernelpagesize_kB=4\n");
+}
+
+static int
+tree_setup(void **state)
+{
+	struct tree *t = calloc(1, sizeof(*t));
+
+	snprintf(t->root, sizeof(t->root), "/tmp/vnumad-dcache-XXXXXX");
+	assert_non_null(mkdtemp(t->root));
+	tree_proc(t, 1, "init", ARGS("/sbin/init"), 1);
+	tree_proc(t, 4000, "sshd", ARGS("sshd: root"), 50);
+	tree_proc(t, 4001, "bash", ARGS("-bash"), 60);
+	tree_qemu(t, QEMU_PID, "web", QEMU_START);
+	tree_putf(t, "proc/uptime", "2000.00 1000.00\n");
+	tree_putf(t, "proc/sys/kernel/numa_balancing", "1\n");
+	tree_putf(t, "sys/devices/system/node/online", "0\n");
+	tree_putf(t, "sys/devices/system/node/node0/cpulist", "0-1\n");
+	tree_putf(t, "sys/devices/system/node/node0/distance", "10\n");
+	tree_putf(t, "sys/devices/system/node/node0/meminfo",
+	          "Node 0 MemTotal:       8388608 kB\nNode 0 MemFree:        4194304 kB\n");
+	*state = t;
+	return 0;
+}
+
+static int
+tree_teardown(void **state)
+{
+	struct tree *t = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
+	if (system(cmd) != 0)
+		print_message("could not remove %s\n", t->root);
+	free(t);
+	return 0;
+}
+
+static uint64_t
+opens_now(void)
+{
+	struct fileio_counts c;
+
+	fileio_counts_get(&c);
+	return c.opens;
+}
+
+/* One scan at now_s; the number of VMs, *opens the files it opened. */
+static size_t
+scan(struct linux_discover_cache *c, const struct tree *t, double now_s, struct linux_vm **vms,
+     uint64_t *opens)
+{
+	uint64_t before = opens_now();
+	size_t nr = 0;
+
+	assert_int_equal(linux_discover_cache_scan(c, t->root, now_s, vms, &nr, NULL), 0);
+	if (opens != NULL)
+		*opens = opens_now() - before;
+	return nr;
+}
+
+static const struct linux_vm *
+vm_of(const struct linux_vm *vms, size_t nr, int pid)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (vms[i].pid == pid)
+			return &vms[i];
+	return NULL;
+}
+
+/* The QEMU pid's command line, rewritten to call it name (its start time unchanged). */
+static void
+tree_rename(const struct tree *t, int pid, const char *name)
+{
+	char args[256], rel[64];
+	int n = snprintf(args, sizeof(args), "qemu-system-x86_64%c-name%cguest=%s%c-m%c64", 0, 0,
+	                 name, 0, 0);
+
+	snprintf(rel, sizeof(rel), "proc/%d/cmdline", pid);
+	tree_put(t, rel, args, (size_t)n + 1);
+}
+
+/*
+ * The second scan of an unchanged tree opens only /proc, the task directory and numa_maps:
+ * no comm or cmdline of any process, no vCPU thread's comm, no stat (kept open).  A rewritten
+ * command line is not read again.
+ */
+static void
+test_second_scan_reads_no_comm(void **state)
+{
+	struct tree *t = *state;
+	struct linux_discover_cache *c = linux_discover_cache_new(-1);
+	struct linux_vm *vms;
+	uint64_t first, second;
+	size_t nr;
+
+	assert_int_equal(nr = scan(c, t, 0, &vms, &first), 1);
+	assert_string_equal(vms[0].name, "web");
+	assert_int_equal(vms[0].nr_vcpus, 2);
+	linux_vms_free(vms, nr);
+	/* /proc, 4 x (comm, cmdline), QEMU's stat, task dir, 2 vCPU comms, numa_maps */
+	assert_int_equal(first, 1 + 4 * 2 + 1 + 1 + 2 + 1);
+	tree_rename(t, QEMU_PID, "renamed");
+	tree_proc(t, 4001, "qemu-system-x86", ARGS("qemu-system-x86_64"), 60); /* not re-read */
+	assert_int_equal(nr = scan(c, t, 1, &vms, &second), 1);
+	assert_string_equal(vms[0].name, "web");
+	linux_vms_free(vms, nr);
+	assert_int_equal(second, 3); /* /proc, the task directory, numa_maps */
+	linux_discover_cache_free(c);
+}
+
+/* A rewritten command line is seen once the rescan period has passed; so is an exec(). */
+static void
+test_rescan_period(void **state)
+{
+	struct tree *t = *state;
+	struct linux_discover_cache *c = linux_discover_cache_new(-1);
+	struct linux_vm *vms;
+	size_t nr;
+
+	assert_int_equal(nr = scan(c, t, 100, &vms, NULL), 1);
+	linux_vms_free(vms, nr);
+	tree_rename(t, QEMU_PID, "renamed");
+	tree_qemu(t, 4001, "execd", 60); /* bash exec()ed into QEMU: same pid, same start */
+	assert_int_equal(nr = scan(c, t, 100 + LINUX_DISCOVER_RESCAN_S - 1, &vms, NULL), 1);
+	assert_string_equal(vms[0].name, "web");
+	linux_vms_free(vms, nr);
+	assert_int_equal(nr = scan(c, t, 100 + LINUX_DISCOVER_RESCAN_S, &vms, NULL), 2);
+	assert_string_equal(vm_of(vms, nr, 4001)->name, "execd");
+	assert_string_equal(vm_of(vms, nr, QEMU_PID)->name, "renamed");
+	linux_vms_free(vms, nr);
+	linux_discover_cache_free(c);
+}
+
+/* A new pid is picked up; a vanished one is forgotten (a later one of that pid is new). */
+static void
+test_new_and_vanished(void **state)
+{
+	struct tree *t = *state;
+	struct linux_discover_cache *c = linux_discover_cache_new(-1);
+	struct linux_vm *vms;
+	size_t nr;
+
+	assert_int_equal(nr = scan(c, t, 0, &vms, NULL), 1);
+	linux_vms_free(vms, nr);
+	tree_qemu(t, 6000, "db", 7000);
+	assert_int_equal(nr = scan(c, t, 1, &vms, NULL), 2);
+	assert_int_equal(vms[0].pid, QEMU_PID); /* ascending pid */
+	assert_int_equal(vms[1].pid, 6000);
+	assert_string_equal(vms[1].name, "db");
+	linux_vms_free(vms, nr);
+	tree_rm(t, "proc/6000");
+	assert_int_equal(nr = scan(c, t, 2, &vms, NULL), 1);
+	assert_int_equal(vms[0].pid, QEMU_PID);
+	linux_vms_free(vms, nr);
+	tree_qemu(t, 6000, "db2", 7000); /* even with the same start time: it was forgotten */
+	assert_int_equal(nr = scan(c, t, 3, &vms, NULL), 2);
+	assert_string_equal(vms[1].name, "db2");
+	linux_vms_free(vms, nr);
+	linux_discover_cache_free(c);
+}
+
+/* The same pid with a new start time and another command line is read afresh. */
+static void
+test_pid_reuse(void **state)
+{
+	struct tree *t = *state;
+	struct linux_discover_cache *c = linux_discover_cache_new(-1);
+	struct linux_vm *vms;
+	size_t nr;
+
+	assert_int_equal(nr = scan(c, t, 0, &vms, NULL), 1);
+	linux_vms_free(vms, nr);
+	tree_rename(t, QEMU_PID, "other");
+	assert_int_equal(nr = scan(c, t, 1, &vms, NULL), 1);
+	assert_string_equal(vms[0].name, "web"); /* same start time: the same process */
+	linux_vms_free(vms, nr);
+	tree_stat(t, "proc/5100/stat", QEMU_PID, "qemu-system-x86", QEMU_START + 500);
+	assert_int_equal(nr = scan(c, t, 2, &vms, NULL), 1);
+	assert_string_equal(vms[0].name, "other");
+	linux_vms_free(vms, nr);
+	/* reused by a process that is not QEMU: no VM any more */
+	tree_proc(t, QEMU_PID, "sleep", ARGS("sleep"), QEMU_START + 900);
+	assert_int_equal(scan(c, t, 3, &vms, NULL), 0);
+	assert_null(vms);
+	linux_discover_cache_free(c);
+}
+
+static void
+assert_tids(const struct linux_vm *vm, int tid0, int tid1)
+{
+	assert_int_equal(vm->nr_vcpus, 2);
+	assert_int_equal(vm->vcpus[0].index, 0);
+	assert_int_equal(vm->vcpus[0].tid, tid0);
+	assert_int_equal(vm->vcpus[1].index, 1);
+	assert_int_equal(vm->vcpus[1].tid, tid1);
+}
+
+/*
+ * A vCPU thread that goes and one that comes in its place; the kept fds (the process's stat,
+ * and each vCPU's stat, status and sched once a snapshot read them) go with their thread.
+ */
+static void
+test_thread_replaced(void **state)
+{
+	struct tree *t = *state;
+	struct linux_discover_cache *c = linux_discover_cache_new(-1);
+	struct linux_nodes nodes = {0};
+	struct snapshot *snap;
+	struct linux_vm *vms;
+	uint64_t opens;
+	size_t nr;
+
+	assert_int_equal(linux_nodes_read(t->root, &nodes), 0);
+	assert_int_equal(nr = scan(c, t, 0, &vms, NULL), 1);
+	assert_tids(&vms[0], 5101, 5102);
+	assert_int_equal(linux_discover_cache_fds(c), 1);
+	linux_snapshot_assemble(t->root, &nodes, vms, nr, &snap, NULL);
+	assert_int_equal(snap->vms[0].nr_vcpus, 2);
+	snapshot_free(snap);
+	assert_int_equal(linux_discover_cache_fds(c), 1 + 2 * 3);
+	linux_vms_free(vms, nr);
+
+	tree_rm(t, "proc/5100/task/5102");
+	tree_thread(t, QEMU_PID, 5104, "CPU 1/KVM");
+	assert_int_equal(nr = scan(c, t, 1, &vms, &opens), 1);
+	assert_tids(&vms[0], 5101, 5104);
+	assert_int_equal(opens, 3 + 1); /* and the new thread's comm */
+	assert_int_equal(linux_discover_cache_fds(c), 1 + 3); /* 5102's closed */
+	opens = opens_now();
+	linux_snapshot_assemble(t->root, &nodes, vms, nr, &snap, NULL);
+	assert_int_equal(opens_now() - opens, 3); /* 5104's files; 5101's are kept */
+	assert_int_equal(snap->vms[0].vcpus[1].tid, 5104);
+	snapshot_free(snap);
+	linux_vms_free(vms, nr);
+	linux_nodes_free(&nodes);
+	linux_discover_cache_free(c);
+}
+
+/* A thread caught before it named itself is looked at again, up to NAME_WAIT_S. */
+static void
+test_thread_named_late(void **state)
+{
+	struct tree *t = *state;
+	struct linux_discover_cache *c = linux_discover_cache_new(-1);
+	struct linux_vm *vms;
+	uint64_t opens;
+	size_t nr;
+
+	tree_thread(t, QEMU_PID, 5105, "qemu-system-x86");
+	tree_thread(t, QEMU_PID, 5106, "qemu-system-x86");
+	assert_int_equal(nr = scan(c, t, 0, &vms, NULL), 1);
+	assert_int_equal(vms[0].nr_vcpus, 2);
+	linux_vms_free(vms, nr);
+	tree_thread(t, QEMU_PID, 5105, "CPU 2/KVM");
+	assert_int_equal(nr = scan(c, t, 1, &vms, &opens), 1);
+	assert_int_equal(vms[0].nr_vcpus, 3);
+	assert_int_equal(vms[0].vcpus[2].tid, 5105);
+	assert_int_equal(opens, 3 + 2); /* both unnamed threads' comms */
+	linux_vms_free(vms, nr);
+	assert_int_equal(nr = scan(c, t, LINUX_DISCOVER_NAME_WAIT_S, &vms, &opens), 1);
+	linux_vms_free(vms, nr);
+	assert_int_equal(opens, 3 + 1); /* 5106 judged now: not a vCPU */
+	assert_int_equal(nr = scan(c, t, LINUX_DISCOVER_NAME_WAIT_S + 1, &vms, &opens), 1);
+	linux_vms_free(vms, nr);
+	assert_int_equal(opens, 3);
+	linux_discover_cache_free(c);
+}
+
+/* The uncached entry point reads everything each time and keeps nothing open. */
+static void
+test_uncached_discover(void **state)
+{
+	struct tree *t = *state;
+	struct linux_vm *vms;
+	size_t nr;
+
+	assert_int_equal(linux_vms_discover(t->root, &vms, &nr), 0);
+	assert_int_equal(nr, 1);
+	assert_null(vms[0].vcpus[0].files);
+	linux_vms_free(vms, nr);
+	tree_rename(t, QEMU_PID, "renamed");
+	assert_int_equal(linux_vms_discover(t->root, &vms, &nr), 0);
+	assert_string_equal(vms[0].name, "renamed");
+	linux_vms_free(vms, nr);
+}
+
+/* Through the Linux host: the second snapshot opens fewer files and says how many. */
+static void
+test_host_observe_cost(void **state)
+{
+	struct tree *t = *state;
+	struct host_observe_cost first, second;
+	struct snapshot *snap;
+	struct host *h;
+	char err[256];
+
+	assert_int_equal(host_linux_open(t->root, 100, &h, err, sizeof(err)), 0);
+	assert_non_null(h->ops->observe_cost);
+	assert_int_equal(h->ops->observe_cost(h, &first), -ENODATA);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_int_equal(snap->nr_vms, 1);
+	snapshot_free(snap);
+	assert_int_equal(h->ops->observe_cost(h, &first), 0);
+	tree_rename(t, QEMU_PID, "renamed");
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_string_equal(snap->vms[0].name, "web");
+	snapshot_free(snap);
+	assert_int_equal(h->ops->observe_cost(h, &second), 0);
+	print_message("opens: %llu, then %llu\n", (unsigned long long)first.opens,
+	              (unsigned long long)second.opens);
+	assert_true(second.opens < first.opens);
+	/* numa_balancing, the nodes (4 files), /proc, the task directory, numa_maps */
+	assert_int_equal(second.opens, 1 + 4 + 3);
+	assert_int_equal(second.kept_fds, 1 + 2 * 3 + 1); /* QEMU's stat, vCPUs', uptime */
+	assert_non_null(strstr(h->ops->describe(h), "observing, last round: 8 opens"));
+	h->ops->close(h);
+}
+
+/* A kept fd of a process that died reads as gone and is closed (this machine's /proc). */
+static void
+test_pfile_dead_task(void **state)
+{
+	struct linux_pfile_pool pool;
+	struct linux_pfile f;
+	char *data;
+	size_t len;
+	pid_t child;
+
+	(void)state;
+	linux_pfile_pool_init(&pool, 4);
+	linux_pfile_init(&f);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(linux_pfile_read(&f, &pool, NULL, 4096, &data, &len, "/proc/%d/stat",
+	                                  (int)child),
+	                 0);
+	free(data);
+	assert_true(f.fd >= 0);
+	assert_int_equal(pool.nr_open, 1);
+	assert_int_equal(linux_pfile_read(&f, &pool, NULL, 4096, &data, &len, "/proc/%d/stat",
+	                                  (int)child),
+	                 0); /* pread on the kept fd */
+	free(data);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(linux_pfile_read(&f, &pool, NULL, 4096, &data, &len, "/proc/%d/stat",
+	                                  (int)child),
+	                 -ENOENT);
+	assert_null(data);
+	assert_int_equal(f.fd, -1);
+	assert_int_equal(pool.nr_open, 0);
+}
+
+/* A full pool keeps no more fds: files are then opened, read and closed each time. */
+static void
+test_pfile_pool_bound(void **state)
+{
+	struct tree *t = *state;
+	struct linux_pfile_pool pool;
+	struct linux_pfile a, b;
+	char *data;
+	size_t len;
+
+	linux_pfile_pool_init(&pool, 1);
+	linux_pfile_init(&a);
+	linux_pfile_init(&b);
+	assert_int_equal(linux_pfile_read(&a, &pool, t->root, 4096, &data, &len, "/proc/uptime"), 0);
+	free(data);
+	assert_int_equal(linux_pfile_read(&b, &pool, t->root, 4096, &data, &len, "/proc/1/stat"), 0);
+	free(data);
+	assert_true(a.fd >= 0);
+	assert_int_equal(b.fd, -1);
+	assert_int_equal(pool.nr_open, 1);
+	tree_putf(t, "proc/uptime", "3000.00 1000.00\n"); /* rewritten in place: seen */
+	assert_int_equal(linux_pfile_read(&a, &pool, t->root, 4096, &data, &len, "/proc/uptime"), 0);
+	assert_string_equal(data, "3000.00 1000.00\n");
+	free(data);
+	linux_pfile_close(&a, &pool);
+	assert_int_equal(pool.nr_open, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_second_scan_reads_no_comm, tree_setup,
+	                                    tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_rescan_period, tree_setup, tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_new_and_vanished, tree_setup, tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_pid_reuse, tree_setup, tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_thread_replaced, tree_setup, tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_thread_named_late, tree_setup, tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_uncached_discover, tree_setup, tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_host_observe_cost, tree_setup, tree_teardown),
+	    cmocka_unit_test(test_pfile_dead_task),
+	    cmocka_unit_test_setup_teardown(test_pfile_pool_bound, tree_setup, tree_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
