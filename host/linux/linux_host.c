@@ -2,7 +2,10 @@
  * linux_host.c - the real Linux host behind struct host_ops (`vnumad --host linux`).
  *
  * Observe: every snapshot re-reads the nodes (sysfs), finds the QEMU processes and their vCPU
- * threads (discover.h) and builds the snapshot (snapshot.h); this file adds what needs memory
+ * threads through a discovery cache kept across snapshots (discover_cache.h: comm and cmdline
+ * only of new pids, the vCPU threads' files kept open) and builds the snapshot (snapshot.h),
+ * counting the files it opened, the read calls and the time (observe_cost, and the `host`
+ * line of `vnumactl status`); this file adds what needs memory
  * between calls: CPU use from two samples of each vCPU thread's CPU time (the first sample of
  * a thread uses its lifetime average), each VM's uptime, its guest RAM address ranges, its
  * sampling source (probe.h, re-decided every LINUX_HOST_REPROBE_S), and the results of its

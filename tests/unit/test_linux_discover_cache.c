@@ -102,8 +102,8 @@ tree_thread(const struct tree *t, int pid, int tid, const char *comm)
 	snprintf(rel, sizeof(rel), "proc/%d/task/%d/stat", pid, tid);
 	tree_stat(t, rel, tid, comm, QEMU_START + 10);
 	snprintf(rel, sizeof(rel), "proc/%d/task/%d/status", pid, tid);
-	snprintf(text, sizeof(text), "Name:\t%s\nTgid:\t%d\nPid:\t%d\nCpus_allowed_list:\t0-1\n", comm,
-	         pid, tid);
+	snprintf(text, sizeof(text), "Name:\t%s\nTgid:\t%d\nPid:\t%d\nCpus_allowed_list:\t0-1\n",
+	         comm, pid, tid);
 	tree_putf(t, rel, text);
 	snprintf(rel, sizeof(rel), "proc/%d/task/%d/sched", pid, tid);
 	snprintf(text, sizeof(text),
@@ -147,7 +147,8 @@ tree_qemu(const struct tree *t, int pid, const char *name, uint64_t start)
 	tree_thread(t, pid, pid + 1, "CPU 0/KVM");
 	tree_thread(t, pid, pid + 2, "CPU 1/KVM");
 	snprintf(rel, sizeof(rel), "proc/%d/numa_maps", pid);
-	tree_putf(t, rel, "7f0000000000 default anon=16384 dirty=16384 N0=16384 kernelpagesize_kB=4\n");
+	tree_putf(t, rel,
+	          "7f0000000000 default anon=16384 dirty=16384 N0=16384 kernelpagesize_kB=4\n");
 }
 
 static int
@@ -374,7 +375,7 @@ test_thread_replaced(void **state)
 	tree_thread(t, QEMU_PID, 5104, "CPU 1/KVM");
 	assert_int_equal(nr = scan(c, t, 1, &vms, &opens), 1);
 	assert_tids(&vms[0], 5101, 5104);
-	assert_int_equal(opens, 3 + 1); /* and the new thread's comm */
+	assert_int_equal(opens, 3 + 1);                       /* and the new thread's comm */
 	assert_int_equal(linux_discover_cache_fds(c), 1 + 3); /* 5102's closed */
 	opens = opens_now();
 	linux_snapshot_assemble(t->root, &nodes, vms, nr, &snap, NULL);
@@ -485,21 +486,20 @@ test_pfile_dead_task(void **state)
 		pause();
 		_exit(0);
 	}
-	assert_int_equal(linux_pfile_read(&f, &pool, NULL, 4096, &data, &len, "/proc/%d/stat",
-	                                  (int)child),
-	                 0);
+	assert_int_equal(
+	    linux_pfile_read(&f, &pool, NULL, 4096, &data, &len, "/proc/%d/stat", (int)child), 0);
 	free(data);
 	assert_true(f.fd >= 0);
 	assert_int_equal(pool.nr_open, 1);
-	assert_int_equal(linux_pfile_read(&f, &pool, NULL, 4096, &data, &len, "/proc/%d/stat",
-	                                  (int)child),
-	                 0); /* pread on the kept fd */
+	assert_int_equal(
+	    linux_pfile_read(&f, &pool, NULL, 4096, &data, &len, "/proc/%d/stat", (int)child),
+	    0); /* pread on the kept fd */
 	free(data);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	assert_int_equal(linux_pfile_read(&f, &pool, NULL, 4096, &data, &len, "/proc/%d/stat",
-	                                  (int)child),
-	                 -ENOENT);
+	assert_int_equal(
+	    linux_pfile_read(&f, &pool, NULL, 4096, &data, &len, "/proc/%d/stat", (int)child),
+	    -ENOENT);
 	assert_null(data);
 	assert_int_equal(f.fd, -1);
 	assert_int_equal(pool.nr_open, 0);
@@ -518,15 +518,18 @@ test_pfile_pool_bound(void **state)
 	linux_pfile_pool_init(&pool, 1);
 	linux_pfile_init(&a);
 	linux_pfile_init(&b);
-	assert_int_equal(linux_pfile_read(&a, &pool, t->root, 4096, &data, &len, "/proc/uptime"), 0);
+	assert_int_equal(linux_pfile_read(&a, &pool, t->root, 4096, &data, &len, "/proc/uptime"),
+	                 0);
 	free(data);
-	assert_int_equal(linux_pfile_read(&b, &pool, t->root, 4096, &data, &len, "/proc/1/stat"), 0);
+	assert_int_equal(linux_pfile_read(&b, &pool, t->root, 4096, &data, &len, "/proc/1/stat"),
+	                 0);
 	free(data);
 	assert_true(a.fd >= 0);
 	assert_int_equal(b.fd, -1);
 	assert_int_equal(pool.nr_open, 1);
 	tree_putf(t, "proc/uptime", "3000.00 1000.00\n"); /* rewritten in place: seen */
-	assert_int_equal(linux_pfile_read(&a, &pool, t->root, 4096, &data, &len, "/proc/uptime"), 0);
+	assert_int_equal(linux_pfile_read(&a, &pool, t->root, 4096, &data, &len, "/proc/uptime"),
+	                 0);
 	assert_string_equal(data, "3000.00 1000.00\n");
 	free(data);
 	linux_pfile_close(&a, &pool);
