@@ -25,7 +25,8 @@ struct dc_thread {
 /* One process of <root>/proc. */
 struct dc_proc {
 	int pid;
-	bool judged; /* its verdict (qemu) is known */
+	double first_seen_s; /* when a scan first listed it (kept across rescans) */
+	bool judged;         /* its verdict (qemu) is known */
 	bool qemu;
 	bool have_start; /* start_ticks was read */
 	uint64_t start_ticks;
@@ -62,17 +63,19 @@ dc_threads_free(struct dc_thread *threads, size_t nr)
 	free(threads);
 }
 
-/* Forget what is known of p but its pid. */
+/* Forget what is known of p but its pid and when it was first seen. */
 static void
 dc_proc_reset(struct linux_discover_cache *c, struct dc_proc *p)
 {
 	int pid = p->pid;
+	double first_seen_s = p->first_seen_s;
 
 	linux_pfile_close(&p->stat, &c->pool);
 	dc_threads_free(p->threads, p->nr_threads);
 	linux_vm_clear(&p->info);
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	p->first_seen_s = first_seen_s;
 	linux_pfile_init(&p->stat);
 }
 
@@ -138,7 +141,7 @@ dc_ids_read(const char *root, const char *sub, int **ids, size_t *nr)
 /* The processes of pids[0..nr) (ascending): known ones kept, new ones unjudged, gone ones
  * forgotten. */
 static void
-dc_procs_merge(struct linux_discover_cache *c, const int *pids, size_t nr)
+dc_procs_merge(struct linux_discover_cache *c, const int *pids, size_t nr, double now_s)
 {
 	struct dc_proc *next = xcalloc(nr + 1, sizeof(*next));
 	size_t o = 0;
@@ -151,6 +154,7 @@ dc_procs_merge(struct linux_discover_cache *c, const int *pids, size_t nr)
 			continue;
 		}
 		next[i].pid = pids[i];
+		next[i].first_seen_s = now_s;
 		linux_pfile_init(&next[i].stat);
 	}
 	while (o < c->nr_procs)
@@ -225,6 +229,22 @@ dc_proc_recheck(struct linux_discover_cache *c, const char *root, struct dc_proc
 		return;
 	}
 	if ((ret == 0 && ticks != p->start_ticks) || (ret == -ENOENT && p->have_start))
+		dc_proc_reset(c, p);
+}
+
+/*
+ * A young process judged not QEMU: has it exec()ed since (its comm changed)?  Then judge it
+ * again.  See LINUX_DISCOVER_YOUNG_S.
+ */
+static void
+dc_proc_young_recheck(struct linux_discover_cache *c, const char *root, struct dc_proc *p,
+                      double now_s)
+{
+	char comm[LINUX_COMM_MAX];
+
+	if (now_s - p->first_seen_s >= LINUX_DISCOVER_YOUNG_S || now_s < p->first_seen_s)
+		return;
+	if (linux_comm_read(root, p->pid, p->pid, comm) == 0 && strcmp(comm, p->comm) != 0)
 		dc_proc_reset(c, p);
 }
 
@@ -350,7 +370,8 @@ dc_rescan_check(struct linux_discover_cache *c, double now_s)
 {
 	if (c->scanned && now_s >= c->scanned_s && now_s - c->scanned_s < LINUX_DISCOVER_RESCAN_S)
 		return;
-	dc_procs_drop(c);
+	for (size_t i = 0; i < c->nr_procs; i++)
+		dc_proc_reset(c, &c->procs[i]); /* every verdict goes; when each was seen stays */
 	c->scanned = true;
 	c->scanned_s = now_s;
 }
@@ -370,7 +391,7 @@ linux_discover_cache_scan(struct linux_discover_cache *cache, const char *root, 
 	dc_rescan_check(cache, now_s);
 	if ((ret = dc_ids_read(root, "/proc", &pids, &nr_pids)) < 0)
 		return ret;
-	dc_procs_merge(cache, pids, nr_pids);
+	dc_procs_merge(cache, pids, nr_pids, now_s);
 	free(pids);
 	for (size_t i = 0; i < cache->nr_procs; i++) {
 		struct dc_proc *p = &cache->procs[i];
@@ -378,6 +399,8 @@ linux_discover_cache_scan(struct linux_discover_cache *cache, const char *root, 
 
 		if (p->judged && p->qemu)
 			dc_proc_recheck(cache, root, p);
+		else if (p->judged)
+			dc_proc_young_recheck(cache, root, p, now_s);
 		if ((!p->judged && dc_proc_judge(cache, root, p, skips) <= 0) || !p->qemu)
 			continue;
 		util_array_reserve((void **)out, &cap, *nr + 1, sizeof(**out));

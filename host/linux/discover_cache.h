@@ -6,6 +6,9 @@
  * - a pid seen before keeps its verdict: not QEMU, or QEMU with what its command line gave
  *   (name, -m, the vNUMA cells and memory backends, linux_qemu_numa); comm and cmdline are
  *   read only for pids new since the last scan; pids no longer there are forgotten;
+ * - but a process judged not QEMU has its comm read again every scan while it is young (first
+ *   listed less than LINUX_DISCOVER_YOUNG_S ago), and is judged again when it changed: it
+ *   exec()ed, as the child libvirt forks does into QEMU;
  * - a QEMU pid's start time (field 22 of /proc/<pid>/stat, kept open, pfile.h) is read every
  *   scan; when it changed, the pid was reused and the process is read afresh;
  * - a QEMU process's task directory is read every scan; a thread's comm only when its tid is
@@ -36,6 +39,16 @@
  * every round.  A wrapper that forks QEMU gives it a new pid and is found at the next scan.
  */
 #define LINUX_DISCOVER_RESCAN_S 300.0
+/*
+ * How long a process judged not QEMU is watched for an exec(), seconds from the scan that
+ * first listed it: its comm is read every scan until then (one open), and a changed comm has
+ * it judged again.  libvirt forks a child that sets up cgroups and namespaces before it
+ * exec()s QEMU, and a scan can fall in between; so can a scan in the daemon's first seconds,
+ * which lists every process for the first time.  Default 5 s: five rounds, ample for that
+ * set-up even on a loaded host, while the processes a busy host starts and ends by the second
+ * cost one open a round each, and only while young.  Later exec()s wait for the rescan.
+ */
+#define LINUX_DISCOVER_YOUNG_S 5.0
 /*
  * How long a thread that still has its process's own name may be named yet, seconds: its
  * comm is read again every scan until then, after which it is judged not a vCPU.  QEMU and
