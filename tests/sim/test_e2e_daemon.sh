@@ -16,23 +16,8 @@ CONF=$D/vnumad.conf
 PID=
 FOLLOW_PID=
 HOLD_PIDS=
-
-cleanup() {
-	rc=$?
-	for p in $PID $FOLLOW_PID $HOLD_PIDS; do kill -9 "$p" 2>/dev/null || true; done
-	if [ $rc -ne 0 ]; then
-		echo "--- daemon log ---"
-		cat "$D"/daemon*.log 2>/dev/null || true
-	fi
-	rm -rf "$D"
-	exit $rc
-}
-trap cleanup EXIT INT TERM
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+T_PID_VARS="PID FOLLOW_PID HOLD_PIDS"
+. "$(dirname "$0")/lib.sh"
 
 ctl() { "$CTL" -c "$SOCK" "$@"; }
 jctl() { "$CTL" -c "$SOCK" --json "$@"; }
@@ -67,13 +52,7 @@ start_daemon() {
 	"$VNUMAD" -f "$CONF" --simulate default --speed 20 --socket "$SOCK" --foreground \
 		>>"$D/daemon$1.log" 2>&1 &
 	PID=$!
-	i=0
-	until ctl status >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "vnumad did not answer on $SOCK"
-		kill -0 "$PID" 2>/dev/null || fail "vnumad exited at start"
-		sleep 0.1
-	done
+	t_wait_answer "$SOCK" "$PID" "$D/daemon$1.log"
 }
 
 rounds() { jctl status | jq -r .rounds; }
