@@ -106,6 +106,9 @@ stat_ns() {
 
 now_ns() { date +%s%N; }
 
+# cpu_ticks: "BUSY TOTAL" jiffies of all CPUs from /proc/stat (busy: not idle, not iowait).
+cpu_ticks() { awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t; exit }' /proc/stat; }
+
 rounds() { "$VNUMACTL" -c "$T/sock" --json status 2>/dev/null | jq -r '.rounds // empty'; }
 nr_vms() { "$VNUMACTL" -c "$T/sock" --json status 2>/dev/null | jq -r '.nr_vms // empty'; }
 
@@ -188,19 +191,21 @@ syscalls_count() {
 	esac
 }
 
-# numa_maps_ms PID: the longest of READS whole reads of /proc/PID/numa_maps, in ms.
+# numa_maps_ms PID: the longest of READS whole reads of /proc/PID/numa_maps, in ms of wall
+# time, and the most CPU time one took (python3 only; else -1).
 numa_maps_ms() {
 	if [ -n "$PYTHON" ]; then
 		"$PYTHON" -c '
 import sys, time
-worst = 0.0
+worst = cpu = 0.0
 for _ in range(int(sys.argv[2])):
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     with open("/proc/%s/numa_maps" % sys.argv[1], "rb", buffering=0) as f:
         while f.read(1 << 20):
             pass
     worst = max(worst, time.perf_counter() - t)
-print("%.2f" % (worst * 1e3))' "$1" "$READS" 2>/dev/null
+    cpu = max(cpu, time.process_time() - c)
+print("%.2f %.2f" % (worst * 1e3, cpu * 1e3))' "$1" "$READS" 2>/dev/null
 	else
 		# without python3: cat, less the cost of running cat on an empty file
 		worst=0
@@ -215,7 +220,7 @@ print("%.2f" % (worst * 1e3))' "$1" "$READS" 2>/dev/null
 				'BEGIN { d = (b - a) / 1e6; if (d < 0) d = 0; print (d > w ? d : w) }')
 			i=$((i + 1))
 		done
-		printf "%.2f\n" "$worst"
+		printf "%.2f -1\n" "$worst"
 	fi
 }
 
@@ -298,11 +303,13 @@ run_config() {
 	others=$((nprocs - vms))
 
 	# the window: CPU, rounds, wall
+	h0=$(cpu_ticks)
 	r0=$(rounds) w0=$(now_ns) c0=$(cpu_ns $VPID) s0=$(stat_ns $VPID)
 	[ -n "$NPID" ] && nc0=$(cpu_ns "$NPID") ns0=$(numad_scans)
 	sleep "$WINDOW"
-	[ -n "${BENCH_OBSERVE_DEBUG:-}" ] && say "window: vnumad $c0 ns, numad ${nc0:-} ns ${ns0:-} scans"
 	r1=$(rounds) w1=$(now_ns) c1=$(cpu_ns $VPID) s1=$(stat_ns $VPID)
+	h1=$(cpu_ticks)
+	load1=$(cut -d' ' -f1 /proc/loadavg)
 	nc1= ns1=
 	[ -n "$NPID" ] && nc1=$(cpu_ns "$NPID") ns1=$(numad_scans)
 	kill -0 $VPID 2>/dev/null || { say "$name: vnumad exited"; FAILED=1; return 1; }
@@ -337,7 +344,7 @@ run_config() {
 		-v thp="$thp_kib" -v others="$others" -v r0="$r0" -v r1="$r1" -v w0="$w0" -v w1="$w1" \
 		-v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v nc0="${nc0:-}" -v nc1="${nc1:-}" \
 		-v ns0="${ns0:-}" -v ns1="${ns1:-}" -v sc="$sc" -v q0="${q0:-}" -v q1="${q1:-}" \
-		-v nm="${nm:-}" -v npid="$NPID_DONE" 'BEGIN {
+		-v nm="${nm:-}" -v npid="$NPID_DONE" -v h0="$h0" -v h1="$h1" -v load1="$load1" 'BEGIN {
 		wall = (w1 - w0) / 1e9; rd = r1 - r0
 		gib_thp = thp / 1048576; gib_4k = (rss - thp) / 1048576
 		v_pct = 100 * (c1 - c0) / 1e9 / wall
@@ -352,10 +359,13 @@ run_config() {
 		if (sc != "" && q1 - q0 > 0) {
 			split(sc, a, " "); sys_r = a[1] / (q1 - q0); open_r = a[2] / (q1 - q0)
 		}
-		if (nm == "") nm = -1
-		printf "%s %d %d %.4f %.4f %d %.2f %d %.3f %.3f %.3f %.3f %.3f %d %.1f %.1f %.2f\n",
+		if (nm == "") nm = "-1 -1"
+		split(nm, q, " "); nm = q[1]; nm_cpu = q[2] == "" ? -1 : q[2]
+		split(h0, a0, " "); split(h1, a1, " ")
+		busy = a1[2] > a0[2] ? 100 * (a1[1] - a0[1]) / (a1[2] - a0[2]) : -1
+		printf "%s %d %d %.4f %.4f %d %.2f %d %.3f %.3f %.3f %.3f %.3f %d %.1f %.1f %.2f %.1f %s %.2f\n",
 			name, vms, vcpus, gib_thp, gib_4k, others, wall, rd, v_pct, v_stat_pct, v_ms,
-			n_pct, n_ms, n_scans, sys_r, open_r, nm
+			n_pct, n_ms, n_scans, sys_r, open_r, nm, busy, load1, nm_cpu
 	}' >>"$T/results"
 }
 
@@ -412,6 +422,10 @@ function col(v, d, w) { return v < 0 ? sprintf("%" w "s", "-") : sprintf("%" w "
 	n++; name[n] = $1; x[n, 1] = 1; x[n, 2] = $2; x[n, 3] = $3; x[n, 4] = $4; x[n, 5] = $5
 	x[n, 6] = $6; wall[n] = $7; rd[n] = $8; vpct[n] = $9; vspct[n] = $10; y[n] = $11
 	npct[n] = $12; nms[n] = $13; nscans[n] = $14; sysr[n] = $15; openr[n] = $16; nm[n] = $17
+	busy[n] = NF >= 18 ? $18 : -1; load1[n] = NF >= 19 ? $19 : -1; nmcpu[n] = NF >= 20 ? $20 : -1
+	# weights: the noise of a busy machine is about proportional to the value, so each
+	# configuration counts by its relative error
+	w[n] = 1 / ($11 > 1 ? $11 : 1) ^ 2
 }
 END {
 	split("const vm vcpu gib_thp gib_4k proc", tn, " ")
@@ -430,8 +444,8 @@ END {
 			for (c = 1; c <= nt; c++) A[a, c] = 0
 			for (i = 1; i <= n; i++) {
 				if (y[i] < 0) continue
-				b[a] += x[i, t[a]] * y[i]
-				for (c = 1; c <= nt; c++) A[a, c] += x[i, t[a]] * x[i, t[c]]
+				b[a] += w[i] * x[i, t[a]] * y[i]
+				for (c = 1; c <= nt; c++) A[a, c] += w[i] * x[i, t[a]] * x[i, t[c]]
 			}
 		}
 		sing = 0
@@ -468,12 +482,13 @@ END {
 			if (y[i] < 0) continue
 			f = 0
 			for (a = 1; a <= nt; a++) f += kk[a] * x[i, t[a]]
-			fit[i] = f; rss += (y[i] - f) ^ 2; m++
+			fit[i] = f; rss += w[i] * (y[i] - f) ^ 2; m++
 		}
-		base = (k[1] == "null" ? 0 : k[1]) + (k[2] == "null" ? 0 : k[2] * evms) + \
-			(k[3] == "null" ? 0 : k[3] * evcpus) + (k[6] == "null" ? 0 : k[6] * eprocs)
-		if (k[4] != "null") ext_thp = base + k[4] * egib; else ext_thp = -1
-		if (k[5] != "null") ext_4k = base + k[5] * egib; else ext_4k = -1
+		# a negative term is noise (nothing observed costs less than nothing): 0 here
+		for (j = 1; j <= 6; j++) kp[j] = (k[j] == "null" || k[j] < 0) ? 0 : k[j]
+		base = kp[1] + kp[2] * evms + kp[3] * evcpus + kp[6] * eprocs
+		ext_thp = k[4] != "null" ? base + kp[4] * egib : -1
+		ext_4k = k[5] != "null" ? base + kp[5] * egib : -1
 	}
 	if (json) {
 		printf "{\"benchmark\":\"observe\",\"window_s\":%d,\"syscall_window_s\":%d,", window, scw
@@ -482,11 +497,12 @@ END {
 		for (i = 1; i <= n; i++) {
 			printf "%s{\"name\":\"%s\",\"vms\":%d,\"vcpus\":%d,\"gib_thp\":%.3f,\"gib_4k\":%.3f,", (i > 1 ? "," : ""), name[i], x[i, 2], x[i, 3], x[i, 4], x[i, 5]
 			printf "\"other_processes\":%d,\"wall_s\":%.2f,\"rounds\":%d,", x[i, 6], wall[i], rd[i]
+			printf "\"host_busy_pct\":%s,\"loadavg_1min\":%s,", num(busy[i], 1), num(load1[i], 2)
 			printf "\"vnumad\":{\"core_pct\":%s,\"core_pct_stat\":%s,\"cpu_ms_per_round\":%s,", num(vpct[i], 3), num(vspct[i], 3), num(y[i], 3)
-			printf "\"syscalls_per_round\":%s,\"openat_per_round\":%s,\"numa_maps_read_ms_max\":%s},", num(sysr[i], 1), num(openr[i], 1), num(nm[i], 2)
+			printf "\"syscalls_per_round\":%s,\"openat_per_round\":%s,\"numa_maps_read_ms_max\":%s,\"numa_maps_read_cpu_ms_max\":%s},", num(sysr[i], 1), num(openr[i], 1), num(nm[i], 2), num(nmcpu[i], 2)
 			printf "\"numad\":{\"core_pct\":%s,\"cpu_ms_per_scan\":%s,\"scans\":%s}}", num(npct[i], 3), num(nms[i], 3), nscans[i] < 0 ? "null" : nscans[i]
 		}
-		printf "],\"fit_ms_per_round\":{"
+		printf "],\"fit_rms_relative\":%s,\"fit_ms_per_round\":{", fitted ? sprintf("%.4f", sqrt(rss / m)) : "null"
 		for (j = 1; j <= 6; j++) printf "%s\"%s\":%s", (j > 1 ? "," : ""), tn[j], k[j] == "null" ? "null" : sprintf("%.5f", k[j])
 		printf "},\"extrapolation\":{\"vms\":%d,\"gib\":%d,\"vcpus\":%d,\"other_processes\":%d,", evms, egib, evcpus, eprocs
 		printf "\"round_s\":1,\"core_pct_thp\":%s,\"core_pct_4k\":%s}", fitted ? num(ext_thp / 10, 1) : "null", fitted ? num(ext_4k / 10, 1) : "null"
@@ -499,13 +515,14 @@ END {
 	printf "\nvnumad --host linux (sample_period 1 s) beside %s, %d-s window per configuration.\n", numad == "" ? "no numad" : "numad -H 0 -l 6 " numad_args, window
 	printf "CPU time: %s; system calls: %s over %d s; numa_maps: longest of %d reads of one VM.\n", cpusrc == "schedstat" ? "run time of /proc/PID/task/*/schedstat" : "utime+stime of /proc/PID/stat", scsrc == "none" ? "not counted" : scsrc, scw, reads
 	printf "Stand-ins stopped (SIGSTOP) after first-touching their RAM; %d idle filler processes; load average at the end %s.\n\n", procs, load
-	printf "%-15s %4s %5s %7s %7s %5s | %7s %8s %8s %7s %9s | %7s %8s\n", "config", "VMs", "vCPUs", "GiB_thp", "GiB_4k", "procs", "vnumad%", "ms/round", "sys/rnd", "open/rd", "nmaps_ms", "numad%", "ms/scan"
+	printf "%-15s %4s %5s %7s %7s %5s | %7s %8s %8s %7s %9s | %7s %8s | %5s %5s\n", "config", "VMs", "vCPUs", "GiB_thp", "GiB_4k", "procs", "vnumad%", "ms/round", "sys/rnd", "open/rd", "nmaps_ms", "numad%", "ms/scan", "host%", "load"
 	for (i = 1; i <= n; i++)
-		printf "%-15s %4d %5d %7.2f %7.2f %5d | %7s %8s %8s %7s %9s | %7s %8s\n", name[i], x[i, 2], x[i, 3], x[i, 4], x[i, 5], x[i, 6], col(vpct[i], 2, 7), col(y[i], 2, 8), col(sysr[i], 0, 8), col(openr[i], 0, 7), col(nm[i], 1, 9), col(npct[i], 3, 7), col(nms[i], 2, 8)
+		printf "%-15s %4d %5d %7.2f %7.2f %5d | %7s %8s %8s %7s %9s | %7s %8s | %5s %5s\n", name[i], x[i, 2], x[i, 3], x[i, 4], x[i, 5], x[i, 6], col(vpct[i], 2, 7), col(y[i], 2, 8), col(sysr[i], 0, 8), col(openr[i], 0, 7), col(nm[i], 1, 9), col(npct[i], 3, 7), col(nms[i], 2, 8), col(busy[i], 0, 5), col(load1[i], 1, 5)
+	printf "(host%%: the whole machine busy over the window, all CPUs; load: 1-min load average at its end)\n"
 	if (!fitted) { printf "\nNot enough configurations to fit the terms of vnumad CPU per round.\n"; exit 0 }
-	printf "\nFit of vnumad CPU ms per round (least squares over %d configurations, rms residual %.2f ms):\n", m, sqrt(rss / m)
+	printf "\nFit of vnumad CPU ms per round (least squares over %d configurations, each weighted by\n1/value^2; rms relative residual %.1f %%):\n", m, 100 * sqrt(rss / m)
 	lab[1] = "constant"; lab[2] = "per VM"; lab[3] = "per vCPU"; lab[4] = "per GiB, THP"; lab[5] = "per GiB, 4 KiB pages"; lab[6] = "per other process"
-	for (j = 1; j <= 6; j++) printf "  %-22s %s\n", lab[j], k[j] == "null" ? "- (not varied)" : sprintf("%.4f ms", k[j])
+	for (j = 1; j <= 6; j++) printf "  %-22s %s\n", lab[j], k[j] == "null" ? "- (not varied)" : sprintf("%.4f ms%s", k[j], k[j] < 0 ? " (negative: noise, 0 in the extrapolation)" : "")
 	printf "Extrapolated to %d VMs x %d GiB (%d GiB, %d vCPUs, %d other processes), 1-s rounds:\n", evms, egib / evms, egib, evcpus, eprocs
 	printf "  THP:         %s\n", ext_thp < 0 ? "- (no THP term fitted)" : sprintf("%.1f %% of a core (%.0f ms per round)", ext_thp / 10, ext_thp)
 	printf "  4 KiB pages: %s\n", ext_4k < 0 ? "- (no 4 KiB term fitted)" : sprintf("%.1f %% of a core (%.0f ms per round)", ext_4k / 10, ext_4k)
