@@ -185,7 +185,8 @@ syscalls_count() {
 		sleep "$2"
 		kill -INT $spid 2>/dev/null
 		wait $spid 2>/dev/null
-		awk '$NF == "total" { s = $(NF - 2) } $NF == "openat" { o = $4 }
+		# columns: % time, seconds, usecs/call, calls, [errors], syscall
+		awk '$NF == "total" { s = $4 } $NF == "openat" { o = $4 }
 			END { if (s != "") print s, o + 0 }' "$T/strace.out"
 		;;
 	esac
@@ -227,6 +228,7 @@ print("%.2f %.2f" % (worst * 1e3, cpu * 1e3))' "$1" "$READS" 2>/dev/null
 # run_config NAME: one configuration; appends a line to $T/results.
 run_config() {
 	name=$1
+	# shellcheck disable=SC2046 # five words
 	set -- $(config_row "$name")
 	vms=$1 mib=$2 vcpus=$3 pages=$4 extra=$5
 	guest_mib=$((vms * mib))
@@ -279,6 +281,7 @@ run_config() {
 	# resident guest memory and how much of it THP holds
 	rss_kib=0 thp_kib=0
 	for p in $VLS; do
+		# shellcheck disable=SC2046 # two numbers
 		set -- $(awk '/^Rss:/ { r = $2 } /^AnonHugePages:/ { h = $2 } END { print r + 0, h + 0 }' \
 			/proc/"$p"/smaps_rollup)
 		rss_kib=$((rss_kib + $1)) thp_kib=$((thp_kib + $2))
@@ -299,7 +302,8 @@ run_config() {
 		}
 		sleep 0.1
 	done
-	nprocs=$(ls /proc | grep -c '^[0-9]')
+	set -- /proc/[0-9]*
+	nprocs=$#
 	others=$((nprocs - vms))
 
 	# the window: CPU, rounds, wall
@@ -310,7 +314,7 @@ run_config() {
 	r1=$(rounds) w1=$(now_ns) c1=$(cpu_ns $VPID) s1=$(stat_ns $VPID)
 	h1=$(cpu_ticks)
 	load1=$(cut -d' ' -f1 /proc/loadavg)
-	nc1= ns1=
+	nc1='' ns1=
 	[ -n "$NPID" ] && nc1=$(cpu_ns "$NPID") ns1=$(numad_scans)
 	kill -0 $VPID 2>/dev/null || { say "$name: vnumad exited"; FAILED=1; return 1; }
 
@@ -338,7 +342,7 @@ run_config() {
 	fi
 	# shellcheck disable=SC2086
 	kill_wait $VLS $FILLERS
-	VLS= FILLERS= VPID= NPID_DONE=$NPID NPID=
+	VLS='' FILLERS='' VPID='' NPID_DONE=$NPID NPID=
 
 	awk -v name="$name" -v vms="$vms" -v vcpus=$((vms * vcpus)) -v rss="$rss_kib" \
 		-v thp="$thp_kib" -v others="$others" -v r0="$r0" -v r1="$r1" -v w0="$w0" -v w1="$w1" \
@@ -382,7 +386,7 @@ if [ "${1:-}" = --inner ]; then
 	CPU_SOURCE=stat
 	[ -r /proc/$$/schedstat ] && CPU_SOURCE=schedstat
 	CLK_TCK=$(getconf CLK_TCK)
-	VPID= NPID= VLS= FILLERS= FAILED=0
+	VPID='' NPID='' VLS='' FILLERS='' FAILED=0
 	trap inner_cleanup EXIT
 	trap 'exit 1' HUP INT TERM
 	[ -n "$NUMAD" ] && numad_sys_make
