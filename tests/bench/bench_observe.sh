@@ -506,7 +506,7 @@ END {
 			printf "\"syscalls_per_round\":%s,\"openat_per_round\":%s,\"numa_maps_read_ms_max\":%s,\"numa_maps_read_cpu_ms_max\":%s},", num(sysr[i], 1), num(openr[i], 1), num(nm[i], 2), num(nmcpu[i], 2)
 			printf "\"numad\":{\"core_pct\":%s,\"cpu_ms_per_scan\":%s,\"scans\":%s}}", num(npct[i], 3), num(nms[i], 3), nscans[i] < 0 ? "null" : nscans[i]
 		}
-		printf "],\"fit_rms_relative\":%s,\"fit_ms_per_round\":{", fitted ? sprintf("%.4f", sqrt(rss / m)) : "null"
+		printf "],\"fit_rms_relative\":%s,\"fit_exact\":%s,\"fit_ms_per_round\":{", fitted ? sprintf("%.4f", sqrt(rss / m)) : "null", fitted && m <= nt ? "true" : "false"
 		for (j = 1; j <= 6; j++) printf "%s\"%s\":%s", (j > 1 ? "," : ""), tn[j], k[j] == "null" ? "null" : sprintf("%.5f", k[j])
 		printf "},\"extrapolation\":{\"vms\":%d,\"gib\":%d,\"vcpus\":%d,\"other_processes\":%d,", evms, egib, evcpus, eprocs
 		printf "\"round_s\":1,\"core_pct_thp\":%s,\"core_pct_4k\":%s}", fitted ? num(ext_thp / 10, 1) : "null", fitted ? num(ext_4k / 10, 1) : "null"
@@ -527,6 +527,7 @@ END {
 	printf "\nFit of vnumad CPU ms per round (least squares over %d configurations, each weighted by\n1/value^2; rms relative residual %.1f %%):\n", m, 100 * sqrt(rss / m)
 	lab[1] = "constant"; lab[2] = "per VM"; lab[3] = "per vCPU"; lab[4] = "per GiB, THP"; lab[5] = "per GiB, 4 KiB pages"; lab[6] = "per other process"
 	for (j = 1; j <= 6; j++) printf "  %-22s %s\n", lab[j], k[j] == "null" ? "- (not varied)" : sprintf("%.4f ms%s", k[j], k[j] < 0 ? " (negative: noise, 0 in the extrapolation)" : "")
+	if (m <= nt) printf "  (as many configurations as terms: the fit is exact, and nothing checks it; run more)\n"
 	printf "Extrapolated to %d VMs x %d GiB (%d GiB, %d vCPUs, %d other processes), 1-s rounds:\n", evms, egib / evms, egib, evcpus, eprocs
 	printf "  THP:         %s\n", ext_thp < 0 ? "- (no THP term fitted)" : sprintf("%.1f %% of a core (%.0f ms per round)", ext_thp / 10, ext_thp)
 	printf "  4 KiB pages: %s\n", ext_4k < 0 ? "- (no 4 KiB term fitted)" : sprintf("%.1f %% of a core (%.0f ms per round)", ext_4k / 10, ext_4k)
