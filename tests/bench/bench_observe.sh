@@ -611,14 +611,19 @@ export WINDOW SYSCALL_WINDOW PROCS NUMAD NUMAD_ARGS CONFIGS SYSCALL_SOURCE PYTHO
 	VNUMACTL LOAD
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/bench-observe.XXXXXX") || exit 1
-UPID=
+UPID='' INTR=''
 cleanup() {
 	rc=$?
 	if [ -n "$UPID" ]; then
-		kill -TERM "$UPID" 2>/dev/null
+		# unshare ignores SIGTERM while it waits for its child, the namespace's first process:
+		# that one is killed, and the kernel ends everything in the namespace with it
+		for c in $({ cat /proc/"$UPID"/task/*/children; pgrep -P "$UPID"; } 2>/dev/null); do
+			kill -KILL "$c" 2>/dev/null
+		done
 		wait "$UPID" 2>/dev/null
 	fi
-	if [ $KEEP = yes ] || [ $rc -ne 0 ]; then
+	# kept when asked for, or when something failed (not when interrupted)
+	if [ $KEEP = yes ] || { [ $rc -ne 0 ] && [ -z "$INTR" ]; }; then
 		say "logs kept in $T"
 	else
 		rm -rf "$T"
@@ -626,7 +631,7 @@ cleanup() {
 	exit $rc
 }
 trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
+trap 'INTR=1; exit 1' HUP INT TERM
 
 nconf=$(echo "$CONFIGS" | tr ',' '\n' | grep -c .)
 say "$nconf configuration(s), ${WINDOW}-s window each + ${SYSCALL_WINDOW} s of system calls;" \
