@@ -10,7 +10,7 @@ RETRY_SHOW  = if [ -s $(RETRY_LOG) ]; then echo "NOTE: emulated hosts booted a s
 SOURCES     = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find agent host policy guest-tools tests -name '*.[ch]')
 
 .PHONY: all deps build demo check check-werror check-asan check-format format clean bench \
-	bench-migrate install soak fuzz fuzz-build fuzz-merge
+	bench-migrate bench-observe install soak fuzz fuzz-build fuzz-merge
 
 all: build
 
@@ -80,6 +80,15 @@ bench: deps $(BUILD)/CMakeCache.txt
 bench-migrate: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target bench_migrate
 	VNUMAD_BINDIR=$(BUILD) sh tests/bench/bench_migrate_numa.sh $(BENCH_MIGRATE_ARGS)
+
+# What observing the host costs: vnumad --host linux beside numad on stand-in VMs (vnuma-load)
+# of several shapes, on this machine, in a private PID namespace (tests/bench/bench_observe.sh;
+# root; it says so and exits 0 when it cannot run).  About 10 minutes at the default 60-s window;
+# BENCH_OBSERVE_SECONDS=10 BENCH_OBSERVE_CONFIGS=none,16x512M-thp,16x512M-4k for a quick run,
+# BENCH_OBSERVE_ARGS=--json for JSON.
+bench-observe: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target vnumad vnumactl vnuma-load
+	VNUMAD_BINDIR=$(BUILD) sh tests/bench/bench_observe.sh $(BENCH_OBSERVE_ARGS)
 
 # The long soak: vnumad on the simulated host through SOAK_HOURS (default 24) simulated hours
 # of churn, policy changes, reloads and clients (tests/sim/test_soak.sh; make check runs it for
