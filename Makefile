@@ -100,11 +100,12 @@ soak: build
 # ---- Fuzzing (docs/fuzzing.md): every tests/fuzz/fuzz_NAME.c built with clang, libFuzzer,
 # ASan and UBSan in its own build directory, then run for FUZZ_SECONDS each on a scratch copy
 # of its seed corpus, printing runs, coverage and findings per target (tests/fuzz/run.sh).
-# FUZZ_TARGETS='proto config' runs only those.  `make fuzz-merge` then adds what the last run
+# FUZZ_TARGETS='proto config' runs only those; FUZZ_TIMEOUT (s) is what counts as a hang.  `make fuzz-merge` then adds what the last run
 # found that brings new coverage to the repo corpus.  Needs clang's libFuzzer runtime
 # (install-deps.sh --fuzz), which nothing else needs.
 BUILD_FUZZ   ?= build-fuzz
 FUZZ_SECONDS ?= 60
+FUZZ_TIMEOUT ?= 10
 FUZZ_TARGETS ?=
 
 fuzz-build:
@@ -114,7 +115,7 @@ fuzz-build:
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_targets
 
 fuzz: fuzz-build
-	sh tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	FUZZ_TIMEOUT=$(FUZZ_TIMEOUT) sh tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-merge: fuzz-build
 	sh tests/fuzz/run.sh --merge $(BUILD_FUZZ) $(FUZZ_TARGETS)

@@ -104,9 +104,12 @@ for n in $names; do
 	if [ -d "$fuzz/corpus/$n" ]; then
 		cp "$fuzz/corpus/$n"/* "$out/corpus/$n"/
 	fi
-	# -timeout: an input taking 10 s is a finding (a hang); -rss_limit_mb: one needing 2 GiB.
+	# -timeout: an input taking FUZZ_TIMEOUT s (default 10) is a finding (a hang), and ends
+	# the run; on a loaded machine a pause of the whole process can pass for one (it then
+	# shows as "no longer fail"): a larger FUZZ_TIMEOUT keeps such a run going.
+	# -rss_limit_mb: an input needing 2 GiB is a finding.
 	# shellcheck disable=SC2046
-	TMPDIR=$tmp "$bin" $(options_of "$n") -max_total_time="$seconds" -timeout=10 \
+	TMPDIR=$tmp "$bin" $(options_of "$n") -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-10}" \
 		-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$crashes/" \
 		"$out/corpus/$n" >"$log" 2>&1 || true
 	# The last status line ("#123 NEW cov: 456 ft: 789 corp: 12/3Kb ..."), and the run count
