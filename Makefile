@@ -100,9 +100,9 @@ soak: build
 # ---- Fuzzing (docs/fuzzing.md): every tests/fuzz/fuzz_NAME.c built with clang, libFuzzer,
 # ASan and UBSan in its own build directory, then run for FUZZ_SECONDS each on a scratch copy
 # of its seed corpus, printing runs, coverage and findings per target (tests/fuzz/run.sh).
-# FUZZ_TARGETS='proto config' runs only those; FUZZ_TIMEOUT (s) is what counts as a hang.  `make fuzz-merge` then adds what the last run
-# found that brings new coverage to the repo corpus.  Needs clang's libFuzzer runtime
-# (install-deps.sh --fuzz), which nothing else needs.
+# FUZZ_TARGETS='proto config' runs only those; an input taking FUZZ_TIMEOUT seconds is a hang.
+# `make fuzz-merge` then adds what the last run found that brings new coverage to the repo
+# corpus.  Needs clang's libFuzzer runtime (install-deps.sh --fuzz), which nothing else needs.
 BUILD_FUZZ   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TIMEOUT ?= 10
