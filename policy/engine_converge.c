@@ -83,6 +83,37 @@ engine_group_size(const struct eng_vm *ev, int v)
 	return ev->groups[ev->vcpu_group[v]].nr_vcpus;
 }
 
+/*
+ * Memory prior of a spanning VM's vCPU that has too few faults to judge: with nothing known of
+ * which part of the VM's RAM it touches, its expected locality on a node is the share of the
+ * VM's memory there (exact for a VM whose vCPUs share all of it).  Fills prior[] with the VM's
+ * resident memory per node and returns its node of most memory inside the group's set and the
+ * policy's nodes (ties: lower node), or ENGINE_NO_NODE when there is no prior: a VM of several
+ * groups (memory per group is not measured), an overflow span (its memory stays on its
+ * primary), or a guest that has touched less than ENGINE_SPAN_PRIOR_MIN_PERMILLE of its RAM
+ * (where the rest lands is not decided yet).
+ */
+static int
+engine_span_prior(const struct eng_vm *ev, const struct eng_group *g, const struct snap_vm *vm,
+                  double *prior)
+{
+	uint64_t total = 0;
+	int best = ENGINE_NO_NODE;
+
+	if (ev->nr_groups != 1 || g->primary >= 0)
+		return ENGINE_NO_NODE;
+	for (int n = 0; n < ev->nr_nodes; n++) {
+		prior[n] = (double)vm->resident_mib[n];
+		total += vm->resident_mib[n];
+		if (nodemask_test(g->home & vm->policy.nodes, n) &&
+		    (best < 0 || prior[n] > prior[best]))
+			best = n;
+	}
+	if (total * 1000 < vm->mem_mib * ENGINE_SPAN_PRIOR_MIN_PERMILLE)
+		return ENGINE_NO_NODE;
+	return best;
+}
+
 /* Where vCPU v of ev should run, or ENGINE_NO_NODE when it may stay. */
 static int
 engine_vcpu_want(const struct eng_vm *ev, const struct snap_vm *vm, int v)
@@ -90,11 +121,17 @@ engine_vcpu_want(const struct eng_vm *ev, const struct snap_vm *vm, int v)
 	const struct eng_group *g = &ev->groups[ev->vcpu_group[v]];
 	int cur = ev->vcpu_node[v], c = ev->vcpu_conv[v];
 	const double *f = &ev->fault_avg[(size_t)v * (size_t)ev->nr_nodes];
+	double prior[UTIL_MAX_NODES];
 
 	if (!g->spanning)
 		return nodemask_first(g->home);
-	if (c < 0 || c == cur || !nodemask_test(g->home, c) ||
-	    !nodemask_test(vm->policy.nodes, c) || ev->vcpu_strength[v] < ENGINE_STRONG / 2)
+	if (ev->vcpu_strength[v] == 0) { /* too few faults: where the VM's memory is */
+		c = engine_span_prior(ev, g, vm, prior);
+		f = prior;
+	} else if (ev->vcpu_strength[v] < ENGINE_STRONG / 2) {
+		return ENGINE_NO_NODE;
+	}
+	if (c < 0 || c == cur || !nodemask_test(g->home, c) || !nodemask_test(vm->policy.nodes, c))
 		return ENGINE_NO_NODE;
 	return f[c] >= ENGINE_VCPU_GAIN_MARGIN * f[cur] ? c : ENGINE_NO_NODE;
 }
