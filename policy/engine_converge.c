@@ -36,6 +36,7 @@ struct eng_where {
 	struct eng_slot *slots; /* all vCPUs, grouped by node */
 	int *first;             /* per node: first slot; first[nr_nodes] = total */
 	int *count;             /* per node: vCPUs running there now (updated by moves) */
+	int nr_nodes;
 };
 
 static void
@@ -43,6 +44,7 @@ engine_where_build(struct engine *e, const struct snapshot *snap, struct eng_whe
 {
 	int nn = snap->nr_nodes, total = 0, *fill = xcalloc((size_t)nn + 1, sizeof(int));
 
+	w->nr_nodes = nn;
 	w->first = xcalloc((size_t)nn + 1, sizeof(int));
 	w->count = xcalloc((size_t)nn, sizeof(int));
 	for (int i = 0; i < snap->nr_vms; i++)
@@ -150,13 +152,29 @@ engine_vcpu_may_move(const struct eng_vm *ev, const struct snap_vm *vm, int v, i
 	return engine_vcpu_may_go(ev, vm, to) && now_s - ev->vcpu_moved_s[v] >= ENGINE_VCPU_DWELL_S;
 }
 
+/* Does at least half of the VM's resident memory sit on node n? */
+static bool
+engine_mem_mostly_on(const struct snap_vm *vm, int n, int nr_nodes)
+{
+	uint64_t total = 0;
+
+	for (int m = 0; m < nr_nodes; m++)
+		total += vm->resident_mib[m];
+	return total > 0 && vm->resident_mib[n] * 2 >= total;
+}
+
 /*
  * A partner on node `to` for vCPU v (group size gsize) to flip with: first a vCPU that wants
- * to go where v is, then one of the smallest strictly smaller group.  NULL if none.
+ * to go where v is, then one of the smallest strictly smaller group.  A weak spanning vCPU
+ * (strength below ENGINE_STRONG, or judged by its VM's memory alone: a VM whose vCPUs share
+ * its memory) gains only the difference of two nodes' shares of its accesses by the move,
+ * while a displaced vCPU of a compact group loses nearly all of its own; so it displaces
+ * (self_weak) only a partner whose VM has at least half of its memory on v's node already.
+ * NULL if none.
  */
 static struct eng_slot *
 engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const struct eng_vm *self,
-                    bool self_overflow, double now_s)
+                    bool self_overflow, bool self_weak, double now_s)
 {
 	struct eng_slot *best = NULL;
 	int best_key = 0;
@@ -172,7 +190,8 @@ engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const stru
 		if (engine_vcpu_want(s->ev, s->vm, s->v) == from)
 			key = size; /* both gain: always preferred, smallest group first */
 		else if (s->ev == self || size >= gsize || self_overflow ||
-		         now_s - s->ev->vcpu_moved_s[s->v] < ENGINE_VM_DWELL_S)
+		         now_s - s->ev->vcpu_moved_s[s->v] < ENGINE_VM_DWELL_S ||
+		         (self_weak && !engine_mem_mostly_on(s->vm, from, w->nr_nodes)))
 			continue; /* overflow spans never displace; a displaced vCPU rests */
 		else
 			key = size + ENGINE_FLIP_GAIN_FIRST;
@@ -237,8 +256,10 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 		w->count[from]--;
 		return 1;
 	}
-	p = engine_flip_partner(w, to, from, engine_group_size(ev, v), ev,
-	                        ev->groups[ev->vcpu_group[v]].primary >= 0, snap->now_s);
+	p = engine_flip_partner(
+	    w, to, from, engine_group_size(ev, v), ev, ev->groups[ev->vcpu_group[v]].primary >= 0,
+	    ev->groups[ev->vcpu_group[v]].spanning && ev->vcpu_strength[v] < ENGINE_STRONG,
+	    snap->now_s);
 	if (p == NULL)
 		return 0;
 	snprintf(text, sizeof(text), "%s vCPU %d <-> %s vCPU %d (node %d full)", vm->name, v,
