@@ -10,8 +10,9 @@
  * vCPU of a strictly smaller group (preferring one that itself wants to go the other way), so
  * node load is unchanged.  A compact group's vCPUs belong on its home node; a spanning group's
  * vCPU belongs on the node of the set that holds most of its faults (its memory), when that
- * node holds ENGINE_VCPU_GAIN_MARGIN times more of them than where it runs.  Dwell times per
- * VM and per vCPU, and per-round caps, damp it all.
+ * node holds ENGINE_VCPU_GAIN_MARGIN times more of them than where it runs (before its faults
+ * can be judged: more of the VM's memory).  Dwell times per VM and per vCPU, and per-round
+ * caps, damp it all.
  *
  * A VM's policy nodes come first: a vCPU outside them goes home at once, whatever the load,
  * dwell times or flip partners say.  A vCPU of a compact group that sits at home is held there
