@@ -59,12 +59,29 @@ finding_where() {
 		echo gone
 		return
 	}
-	lib=$(echo "$report" | grep -m 1 -E '^ +#0 ' | sed -n 's|.*(\(/[^ +)]*\)+0x[0-9a-f]*).*|\1|p')
-	if [ -n "$lib" ] && [ "$lib" != "$1" ]; then
-		basename "$lib"
-	else
-		echo ours
-	fi
+	# The first frame that is vnumad's source (ours) or a library other than the C library
+	# (its name); frames of libc (its sources, the compiler's inline headers, libc.so) and the
+	# sanitizers' interceptors in the binary are passed over: the caller decides.
+	echo "$report" | awk -v bin="$1" -v src="$src/" '
+		/^ +#[0-9]+ 0x/ {
+			if (match($0, /\(\/[^ +)]*\+0x[0-9a-f]+\)/)) {
+				path = substr($0, RSTART + 1, RLENGTH - 2)
+				sub(/\+0x[0-9a-f]+$/, "", path)
+				if (path != bin && path !~ /\/lib(c|m|pthread)\.so/) {
+					n = split(path, parts, "/")
+					print parts[n]
+					found = 1
+					exit
+				}
+				next
+			}
+			if (index($0, " " src) > 0) {
+				print "ours"
+				found = 1
+				exit
+			}
+		}
+		END { if (!found) print "ours" }'
 }
 
 options_of() {
