@@ -10,7 +10,7 @@ RETRY_SHOW  = if [ -s $(RETRY_LOG) ]; then echo "NOTE: emulated hosts booted a s
 SOURCES     = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find agent host policy guest-tools tests -name '*.[ch]')
 
 .PHONY: all deps build demo check check-werror check-asan check-format format clean bench \
-	bench-migrate install soak fuzz fuzz-build fuzz-merge
+	bench-migrate bench-observe install soak fuzz fuzz-build fuzz-merge
 
 all: build
 
@@ -81,6 +81,15 @@ bench-migrate: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target bench_migrate
 	VNUMAD_BINDIR=$(BUILD) sh tests/bench/bench_migrate_numa.sh $(BENCH_MIGRATE_ARGS)
 
+# What observing the host costs: vnumad --host linux beside numad on stand-in VMs (vnuma-load)
+# of several shapes, on this machine, in a private PID namespace (tests/bench/bench_observe.sh;
+# root; it says so and exits 0 when it cannot run).  About 10 minutes at the default 60-s window;
+# BENCH_OBSERVE_SECONDS=10 BENCH_OBSERVE_CONFIGS=none,16x512M-thp,16x512M-4k for a quick run,
+# BENCH_OBSERVE_ARGS=--json for JSON.
+bench-observe: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target vnumad vnumactl vnuma-load
+	VNUMAD_BINDIR=$(BUILD) sh tests/bench/bench_observe.sh $(BENCH_OBSERVE_ARGS)
+
 # The long soak: vnumad on the simulated host through SOAK_HOURS (default 24) simulated hours
 # of churn, policy changes, reloads and clients (tests/sim/test_soak.sh; make check runs it for
 # 2 hours).  RSS and descriptors must stay bounded, every simulated second has its round.
@@ -91,11 +100,12 @@ soak: build
 # ---- Fuzzing (docs/fuzzing.md): every tests/fuzz/fuzz_NAME.c built with clang, libFuzzer,
 # ASan and UBSan in its own build directory, then run for FUZZ_SECONDS each on a scratch copy
 # of its seed corpus, printing runs, coverage and findings per target (tests/fuzz/run.sh).
-# FUZZ_TARGETS='proto config' runs only those.  `make fuzz-merge` then adds what the last run
-# found that brings new coverage to the repo corpus.  Needs clang's libFuzzer runtime
-# (install-deps.sh --fuzz), which nothing else needs.
+# FUZZ_TARGETS='proto config' runs only those; an input taking FUZZ_TIMEOUT seconds is a hang.
+# `make fuzz-merge` then adds what the last run found that brings new coverage to the repo
+# corpus.  Needs clang's libFuzzer runtime (install-deps.sh --fuzz), which nothing else needs.
 BUILD_FUZZ   ?= build-fuzz
 FUZZ_SECONDS ?= 60
+FUZZ_TIMEOUT ?= 10
 FUZZ_TARGETS ?=
 
 fuzz-build:
@@ -105,7 +115,7 @@ fuzz-build:
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_targets
 
 fuzz: fuzz-build
-	sh tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	FUZZ_TIMEOUT=$(FUZZ_TIMEOUT) sh tests/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-merge: fuzz-build
 	sh tests/fuzz/run.sh --merge $(BUILD_FUZZ) $(FUZZ_TARGETS)

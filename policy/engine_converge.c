@@ -10,8 +10,9 @@
  * vCPU of a strictly smaller group (preferring one that itself wants to go the other way), so
  * node load is unchanged.  A compact group's vCPUs belong on its home node; a spanning group's
  * vCPU belongs on the node of the set that holds most of its faults (its memory), when that
- * node holds ENGINE_VCPU_GAIN_MARGIN times more of them than where it runs.  Dwell times per
- * VM and per vCPU, and per-round caps, damp it all.
+ * node holds ENGINE_VCPU_GAIN_MARGIN times more of them than where it runs (before its faults
+ * can be judged: more of the VM's memory).  Dwell times per VM and per vCPU, and per-round
+ * caps, damp it all.
  *
  * A VM's policy nodes come first: a vCPU outside them goes home at once, whatever the load,
  * dwell times or flip partners say.  A vCPU of a compact group that sits at home is held there
@@ -36,6 +37,7 @@ struct eng_where {
 	struct eng_slot *slots; /* all vCPUs, grouped by node */
 	int *first;             /* per node: first slot; first[nr_nodes] = total */
 	int *count;             /* per node: vCPUs running there now (updated by moves) */
+	int nr_nodes;
 };
 
 static void
@@ -43,6 +45,7 @@ engine_where_build(struct engine *e, const struct snapshot *snap, struct eng_whe
 {
 	int nn = snap->nr_nodes, total = 0, *fill = xcalloc((size_t)nn + 1, sizeof(int));
 
+	w->nr_nodes = nn;
 	w->first = xcalloc((size_t)nn + 1, sizeof(int));
 	w->count = xcalloc((size_t)nn, sizeof(int));
 	for (int i = 0; i < snap->nr_vms; i++)
@@ -83,6 +86,37 @@ engine_group_size(const struct eng_vm *ev, int v)
 	return ev->groups[ev->vcpu_group[v]].nr_vcpus;
 }
 
+/*
+ * Memory prior of a spanning VM's vCPU that has too few faults to judge: with nothing known of
+ * which part of the VM's RAM it touches, its expected locality on a node is the share of the
+ * VM's memory there (exact for a VM whose vCPUs share all of it).  Fills prior[] with the VM's
+ * resident memory per node and returns its node of most memory inside the group's set and the
+ * policy's nodes (ties: lower node), or ENGINE_NO_NODE when there is no prior: a VM of several
+ * groups (memory per group is not measured), an overflow span (its memory stays on its
+ * primary), or a guest that has touched less than ENGINE_SPAN_PRIOR_MIN_PERMILLE of its RAM
+ * (where the rest lands is not decided yet).
+ */
+static int
+engine_span_prior(const struct eng_vm *ev, const struct eng_group *g, const struct snap_vm *vm,
+                  double *prior)
+{
+	uint64_t total = 0;
+	int best = ENGINE_NO_NODE;
+
+	if (ev->nr_groups != 1 || g->primary >= 0)
+		return ENGINE_NO_NODE;
+	for (int n = 0; n < ev->nr_nodes; n++) {
+		prior[n] = (double)vm->resident_mib[n];
+		total += vm->resident_mib[n];
+		if (nodemask_test(g->home & vm->policy.nodes, n) &&
+		    (best < 0 || prior[n] > prior[best]))
+			best = n;
+	}
+	if (total * 1000 < vm->mem_mib * ENGINE_SPAN_PRIOR_MIN_PERMILLE)
+		return ENGINE_NO_NODE;
+	return best;
+}
+
 /* Where vCPU v of ev should run, or ENGINE_NO_NODE when it may stay. */
 static int
 engine_vcpu_want(const struct eng_vm *ev, const struct snap_vm *vm, int v)
@@ -90,11 +124,17 @@ engine_vcpu_want(const struct eng_vm *ev, const struct snap_vm *vm, int v)
 	const struct eng_group *g = &ev->groups[ev->vcpu_group[v]];
 	int cur = ev->vcpu_node[v], c = ev->vcpu_conv[v];
 	const double *f = &ev->fault_avg[(size_t)v * (size_t)ev->nr_nodes];
+	double prior[UTIL_MAX_NODES];
 
 	if (!g->spanning)
 		return nodemask_first(g->home);
-	if (c < 0 || c == cur || !nodemask_test(g->home, c) ||
-	    !nodemask_test(vm->policy.nodes, c) || ev->vcpu_strength[v] < ENGINE_STRONG / 2)
+	if (ev->vcpu_strength[v] == 0) { /* too few faults: where the VM's memory is */
+		c = engine_span_prior(ev, g, vm, prior);
+		f = prior;
+	} else if (ev->vcpu_strength[v] < ENGINE_STRONG / 2) {
+		return ENGINE_NO_NODE;
+	}
+	if (c < 0 || c == cur || !nodemask_test(g->home, c) || !nodemask_test(vm->policy.nodes, c))
 		return ENGINE_NO_NODE;
 	return f[c] >= ENGINE_VCPU_GAIN_MARGIN * f[cur] ? c : ENGINE_NO_NODE;
 }
@@ -113,13 +153,29 @@ engine_vcpu_may_move(const struct eng_vm *ev, const struct snap_vm *vm, int v, i
 	return engine_vcpu_may_go(ev, vm, to) && now_s - ev->vcpu_moved_s[v] >= ENGINE_VCPU_DWELL_S;
 }
 
+/* Does at least half of the VM's resident memory sit on node n? */
+static bool
+engine_mem_mostly_on(const struct snap_vm *vm, int n, int nr_nodes)
+{
+	uint64_t total = 0;
+
+	for (int m = 0; m < nr_nodes; m++)
+		total += vm->resident_mib[m];
+	return total > 0 && vm->resident_mib[n] * 2 >= total;
+}
+
 /*
  * A partner on node `to` for vCPU v (group size gsize) to flip with: first a vCPU that wants
- * to go where v is, then one of the smallest strictly smaller group.  NULL if none.
+ * to go where v is, then one of the smallest strictly smaller group.  A weak spanning vCPU
+ * (strength below ENGINE_STRONG, or judged by its VM's memory alone: a VM whose vCPUs share
+ * its memory) gains only the difference of two nodes' shares of its accesses by the move,
+ * while a displaced vCPU of a compact group loses nearly all of its own; so it displaces
+ * (self_weak) only a partner whose VM has at least half of its memory on v's node already.
+ * NULL if none.
  */
 static struct eng_slot *
 engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const struct eng_vm *self,
-                    bool self_overflow, double now_s)
+                    bool self_overflow, bool self_weak, double now_s)
 {
 	struct eng_slot *best = NULL;
 	int best_key = 0;
@@ -135,7 +191,8 @@ engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const stru
 		if (engine_vcpu_want(s->ev, s->vm, s->v) == from)
 			key = size; /* both gain: always preferred, smallest group first */
 		else if (s->ev == self || size >= gsize || self_overflow ||
-		         now_s - s->ev->vcpu_moved_s[s->v] < ENGINE_VM_DWELL_S)
+		         now_s - s->ev->vcpu_moved_s[s->v] < ENGINE_VM_DWELL_S ||
+		         (self_weak && !engine_mem_mostly_on(s->vm, from, w->nr_nodes)))
 			continue; /* overflow spans never displace; a displaced vCPU rests */
 		else
 			key = size + ENGINE_FLIP_GAIN_FIRST;
@@ -200,8 +257,10 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 		w->count[from]--;
 		return 1;
 	}
-	p = engine_flip_partner(w, to, from, engine_group_size(ev, v), ev,
-	                        ev->groups[ev->vcpu_group[v]].primary >= 0, snap->now_s);
+	p = engine_flip_partner(
+	    w, to, from, engine_group_size(ev, v), ev, ev->groups[ev->vcpu_group[v]].primary >= 0,
+	    ev->groups[ev->vcpu_group[v]].spanning && ev->vcpu_strength[v] < ENGINE_STRONG,
+	    snap->now_s);
 	if (p == NULL)
 		return 0;
 	snprintf(text, sizeof(text), "%s vCPU %d <-> %s vCPU %d (node %d full)", vm->name, v,

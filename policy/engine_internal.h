@@ -38,6 +38,12 @@
 #define ENGINE_STRONG 768
 /* A vCPU follows its memory only if the target holds this factor more of its faults. */
 #define ENGINE_VCPU_GAIN_MARGIN 1.5
+/*
+ * A spanning VM's vCPU with too few faults to judge follows the VM's memory instead (its
+ * expected locality is the memory's share of a node) once the guest has touched this much of
+ * its RAM, per mille: before that, where the rest of it lands is not decided yet.
+ */
+#define ENGINE_SPAN_PRIOR_MIN_PERMILLE 500
 /* CPUs' worth of work a vCPU loses with its memory remote (distance 21, memory intensity
  * 0.5: 1 - 1/1.55), the price of spreading a group over nodes instead of overloading one. */
 #define ENGINE_REMOTE_VCPU_COST 0.35

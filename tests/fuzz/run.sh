@@ -59,12 +59,29 @@ finding_where() {
 		echo gone
 		return
 	}
-	lib=$(echo "$report" | grep -m 1 -E '^ +#0 ' | sed -n 's|.*(\(/[^ +)]*\)+0x[0-9a-f]*).*|\1|p')
-	if [ -n "$lib" ] && [ "$lib" != "$1" ]; then
-		basename "$lib"
-	else
-		echo ours
-	fi
+	# The first frame that is vnumad's source (ours) or a library other than the C library
+	# (its name); frames of libc (its sources, the compiler's inline headers, libc.so) and the
+	# sanitizers' interceptors in the binary are passed over: the caller decides.
+	echo "$report" | awk -v bin="$1" -v src="$src/" '
+		/^ +#[0-9]+ 0x/ {
+			if (match($0, /\(\/[^ +)]*\+0x[0-9a-f]+\)/)) {
+				path = substr($0, RSTART + 1, RLENGTH - 2)
+				sub(/\+0x[0-9a-f]+$/, "", path)
+				if (path != bin && path !~ /\/lib(c|m|pthread)\.so/) {
+					n = split(path, parts, "/")
+					print parts[n]
+					found = 1
+					exit
+				}
+				next
+			}
+			if (index($0, " " src) > 0) {
+				print "ours"
+				found = 1
+				exit
+			}
+		}
+		END { if (!found) print "ours" }'
 }
 
 options_of() {
@@ -104,9 +121,12 @@ for n in $names; do
 	if [ -d "$fuzz/corpus/$n" ]; then
 		cp "$fuzz/corpus/$n"/* "$out/corpus/$n"/
 	fi
-	# -timeout: an input taking 10 s is a finding (a hang); -rss_limit_mb: one needing 2 GiB.
+	# -timeout: an input taking FUZZ_TIMEOUT s (default 10) is a finding (a hang), and ends
+	# the run; on a loaded machine a pause of the whole process can pass for one (it then
+	# shows as "no longer fail"): a larger FUZZ_TIMEOUT keeps such a run going.
+	# -rss_limit_mb: an input needing 2 GiB is a finding.
 	# shellcheck disable=SC2046
-	TMPDIR=$tmp "$bin" $(options_of "$n") -max_total_time="$seconds" -timeout=10 \
+	TMPDIR=$tmp "$bin" $(options_of "$n") -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-10}" \
 		-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$crashes/" \
 		"$out/corpus/$n" >"$log" 2>&1 || true
 	# The last status line ("#123 NEW cov: 456 ft: 789 corp: 12/3Kb ..."), and the run count

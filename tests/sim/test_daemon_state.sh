@@ -16,27 +16,9 @@ B=${VNUMAD_BINDIR:?}
 VNUMAD=$B/agent/vnumad
 CTL=$B/agent/vnumactl
 D=$(mktemp -d "${TMPDIR:-/tmp}/vnumad-dstate.XXXXXX")
-PIDS=
-
-cleanup() {
-	rc=$?
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
-	if [ $rc -ne 0 ]; then
-		for f in "$D"/*.log; do
-			[ -e "$f" ] || continue
-			echo "--- $f ---"
-			cat "$f"
-		done
-	fi
-	rm -rf "$D"
-	exit $rc
-}
-trap cleanup EXIT INT TERM
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+PID=
+T_PID_VARS=PID
+. "$(dirname "$0")/lib.sh"
 
 # A directory of its own for each case: DIR/vnumad.conf, DIR/state.json, DIR/sock.
 case_dir() {
@@ -58,19 +40,13 @@ start() {
 	"$VNUMAD" -f "$C/vnumad.conf" --simulate default --speed 10 --socket "$C/sock" \
 		--foreground >>"$D/$(basename "$C").log" 2>&1 &
 	PID=$!
-	PIDS="$PIDS $PID"
-	i=0
-	until "$CTL" -c "$C/sock" status >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "vnumad did not answer on $C/sock"
-		kill -0 "$PID" 2>/dev/null || fail "vnumad exited at start: $(tail -3 "$D/$(basename "$C").log")"
-		sleep 0.1
-	done
+	t_wait_answer "$C/sock" "$PID" "$D/$(basename "$C").log"
 }
 
 stop() {
 	kill -TERM "$PID"
 	wait "$PID" || fail "vnumad did not stop cleanly"
+	PID=
 }
 
 log_of() { cat "$D/$(basename "$C").log"; }

@@ -29,25 +29,14 @@ D=$(mktemp -d "${TMPDIR:-/tmp}/vnumad-soak.XXXXXX")
 SOCK=$D/sock
 PID=
 FOLLOW_PID=
-
-cleanup() {
-	rc=$?
-	for p in $PID $FOLLOW_PID; do kill -9 "$p" 2>/dev/null || true; done
-	if [ $rc -ne 0 ]; then
-		echo "--- daemon log (last 60 lines) ---"
-		tail -n 60 "$D/daemon.log" 2>/dev/null || true
-		echo "--- samples ---"
-		cat "$D/samples" 2>/dev/null || true
-	fi
-	rm -rf "$D"
-	exit $rc
+T_PID_VARS="PID FOLLOW_PID"
+T_LOG_LINES=60
+T_ON_FAIL=show_samples
+show_samples() {
+	echo "--- samples ---"
+	cat "$D/samples" 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+. "$(dirname "$0")/lib.sh"
 ctl() { "$CTL" -c "$SOCK" "$@"; }
 jctl() { "$CTL" -c "$SOCK" --json "$@"; }
 
@@ -92,13 +81,7 @@ mkdir "$D/policy.d"
 "$VNUMAD" -f "$D/vnumad.conf" --simulate "$D/soak.json" --speed $SPEED --socket "$SOCK" \
 	--foreground >"$D/daemon.log" 2>&1 &
 PID=$!
-i=0
-until ctl status >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || fail "vnumad did not answer on $SOCK"
-	kill -0 "$PID" 2>/dev/null || fail "vnumad exited at start"
-	sleep 0.1
-done
+t_wait_answer "$SOCK" "$PID" "$D/daemon.log"
 FD0=$(ls "/proc/$PID/fd" | wc -l)
 
 host_s() { jctl status | jq '.host_time_s | floor'; }

@@ -22,23 +22,9 @@ D=$(mktemp -d "${TMPDIR:-/tmp}/vnumad-sload.XXXXXX")
 SOCK=$D/sock
 PID=
 HOLD=
-
-cleanup() {
-	rc=$?
-	for p in $PID $HOLD; do kill -9 "$p" 2>/dev/null || true; done
-	if [ $rc -ne 0 ]; then
-		echo "--- daemon log (last 40 lines) ---"
-		tail -n 40 "$D/daemon.log" 2>/dev/null || true
-	fi
-	rm -rf "$D"
-	exit $rc
-}
-trap cleanup EXIT INT TERM
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+T_PID_VARS="PID HOLD"
+T_LOG_LINES=40
+. "$(dirname "$0")/lib.sh"
 jctl() { "$CTL" -c "$SOCK" --json "$@"; }
 
 cat >"$D/vnumad.conf" <<CONF
@@ -53,13 +39,7 @@ mkdir "$D/policy.d"
 "$VNUMAD" -f "$D/vnumad.conf" --simulate default --speed 20 --socket "$SOCK" --foreground \
 	>"$D/daemon.log" 2>&1 &
 PID=$!
-i=0
-until jctl status >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "vnumad did not answer on $SOCK"
-	kill -0 "$PID" 2>/dev/null || fail "vnumad exited at start"
-	sleep 0.1
-done
+t_wait_answer "$SOCK" "$PID" "$D/daemon.log"
 sleep 1
 fd0=$(ls "/proc/$PID/fd" | wc -l)
 rss0=$(awk '/^VmRSS:/ { print $2 }' "/proc/$PID/status")

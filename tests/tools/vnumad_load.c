@@ -20,9 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tests/tools/tool_connect.h"
 
 #define LOAD_MAX_CLIENTS 1024
 #define LOAD_GIVE_UP_S   60
@@ -79,17 +80,10 @@ load_now_s(void)
 static int
 load_connect(const char *path)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	int fd = tool_connect(path);
 
-	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
-		return -1;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	return fd;
 }
 

@@ -13,24 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-static int
-raw_connect(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
-		return -1;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
+#include "tests/tools/tool_connect.h"
 
 static void
 raw_send_stdin(int fd)
@@ -79,7 +64,7 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--wait") == 0)
 			wait = atof(argv[i + 1]);
 	}
-	fd = raw_connect(argv[1]);
+	fd = tool_connect(argv[1]);
 	if (fd < 0) {
 		fprintf(stderr, "vnumad_raw: cannot connect to %s: %s\n", argv[1], strerror(errno));
 		return 1;

@@ -20,7 +20,7 @@
  * against the snapshot it was made from (hw_check_*: NULL when the plan keeps the rule, else
  * what is wrong).
  *
- * Included by test_engine.c only: everything here is static.
+ * Included by test_engine.c and test_engine_wide.c: everything here is static.
  */
 #ifndef VNUMAD_TESTS_ENGINE_HARNESS_H
 #define VNUMAD_TESTS_ENGINE_HARNESS_H

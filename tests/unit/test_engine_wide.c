@@ -1,0 +1,151 @@
+/*
+ * test_engine_wide.c - VMs wider than a node (policy/engine_converge.c): a memory-spanning VM's
+ * vCPUs follow its memory before their faults can be judged, fill the free CPUs of the node
+ * holding most of it without ever overfilling a node, and a weak spanning vCPU never displaces
+ * a small VM whose memory stays behind.
+ *
+ * Worlds from tests/unit/engine_harness.h: 2 nodes of 8 CPUs and 32 GiB; a 10-vCPU, 40-GiB VM
+ * (more than a node in CPUs and memory) met running with its memory 70/30 on nodes 0/1.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/engine_internal.h"
+/* The harness is a set of static helpers; this file uses only some of them. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "tests/unit/engine_harness.h"
+#pragma GCC diagnostic pop
+
+#define GIB  1024ull
+#define CPUS 8
+
+static int
+world_teardown(void **state)
+{
+	hw_free(*state);
+	return 0;
+}
+
+/* vCPUs of all present VMs running on node n. */
+static int
+node_vcpus(const struct hw *hw, int n)
+{
+	int nr = 0;
+
+	for (int i = 0; i < hw->nr_vms; i++)
+		if (hw_vm_present(hw, &hw->vms[i]))
+			for (int v = 0; v < hw->vms[i].nr_vcpus; v++)
+				nr += hw->vms[i].vcpus[v].node == n;
+	return nr;
+}
+
+static int
+vm_vcpus_on(const struct hw_vm *vm, int n)
+{
+	int nr = 0;
+
+	for (int v = 0; v < vm->nr_vcpus; v++)
+		nr += vm->vcpus[v].node == n;
+	return nr;
+}
+
+/*
+ * The wide VM: 10 busy vCPUs, `on0` of them on node 0 and the rest on node 1, `res0`/`res1`
+ * MiB resident on nodes 0/1, faults as given (HW_FAULTS_SET with no faults: too few to judge,
+ * as on a host whose kernel has not finished a scan pass over the VM's RAM yet).
+ */
+static struct hw_vm *
+wide_vm(struct hw *hw, int on0, uint64_t res0, uint64_t res1, enum hw_faults faults)
+{
+	struct hw_vm *vm = hw_vm_add(hw, 10, 40 * GIB, 0, 100);
+
+	vm->resident[0] = res0;
+	vm->resident[1] = res1;
+	vm->faults = faults;
+	for (int v = on0; v < vm->nr_vcpus; v++)
+		vm->vcpus[v].node = 1;
+	return vm;
+}
+
+/* Run rounds until t_end; no node ever holds more vCPUs than CPUs (10 vCPUs on 16 CPUs). */
+static void
+run_no_overfill(struct hw *hw, double t_end)
+{
+	while (hw->now_s < t_end) {
+		hw_step(hw);
+		for (int n = 0; n < hw->nr_nodes; n++)
+			assert_true(node_vcpus(hw, n) <= CPUS);
+	}
+}
+
+/*
+ * Rule: a spanning VM's vCPUs with too few faults to judge follow its memory.  Met running
+ * with its vCPUs 5/5 and its memory 70/30, within a few rebalances its vCPUs fill node 0's
+ * free CPUs (8 there, 2 on node 1), and no round puts more vCPUs on a node than its CPUs.
+ */
+static void
+test_wide_fills_memory_node(void **state)
+{
+	struct hw *hw = *state = hw_new(2, CPUS, 32 * GIB);
+	struct hw_vm *vm = wide_vm(hw, 5, 28 * GIB, 12 * GIB, HW_FAULTS_SET);
+
+	run_no_overfill(hw, hw->now_s + 20);
+	assert_int_equal(vm_vcpus_on(vm, 0), CPUS);
+	assert_int_equal(vm_vcpus_on(vm, 1), 2);
+	/* and it stays so */
+	run_no_overfill(hw, hw->now_s + 60);
+	assert_int_equal(vm_vcpus_on(vm, 0), CPUS);
+}
+
+/*
+ * Rule: the memory prior waits until the guest has touched ENGINE_SPAN_PRIOR_MIN_PERMILLE of
+ * its RAM (here 18 of 40 GiB): until then nothing moves.
+ */
+static void
+test_wide_prior_waits_for_touch(void **state)
+{
+	struct hw *hw = *state = hw_new(2, CPUS, 32 * GIB);
+	struct hw_vm *vm = wide_vm(hw, 5, 12 * GIB, 6 * GIB, HW_FAULTS_SET);
+
+	run_no_overfill(hw, hw->now_s + 30);
+	assert_int_equal(vm_vcpus_on(vm, 0), 5);
+}
+
+/*
+ * Rule: a weak spanning vCPU (its faults split like the VM's memory: strength below
+ * ENGINE_STRONG) moves into a full node only by displacing a vCPU whose VM has at least half
+ * of its memory on the node it leaves.  Node 0 is full (4 wide vCPUs, a 4-vCPU VM with all
+ * its memory there): the wide VM's vCPUs on node 1 want node 0 (70 % of their faults) but
+ * must not push the small VM off its memory.
+ */
+static void
+test_wide_weak_never_displaces_home(void **state)
+{
+	struct hw *hw = *state = hw_new(2, CPUS, 32 * GIB);
+	struct hw_vm *vm = wide_vm(hw, 4, 28 * GIB, 12 * GIB, HW_FAULTS_MEMORY);
+	struct hw_vm *small = hw_vm_add(hw, 4, 2 * GIB, 0, 100);
+
+	run_no_overfill(hw, hw->now_s + 60);
+	assert_int_equal(vm_vcpus_on(small, 0), 4);
+	assert_int_equal(vm_vcpus_on(vm, 0), 4);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_teardown(test_wide_fills_memory_node, world_teardown),
+	    cmocka_unit_test_teardown(test_wide_prior_waits_for_touch, world_teardown),
+	    cmocka_unit_test_teardown(test_wide_weak_never_displaces_home, world_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
