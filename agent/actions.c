@@ -170,6 +170,8 @@ actions_pin_apply(struct daemon *d, const struct snap_vm *vm, int vcpu, uint64_t
 	actions_result(d, vm, rc, ACTIONS_PIN);
 	if (rc < 0)
 		return rc;
+	if (nodes != sv->allowed_nodes && d->host->ops->watch_vm != NULL)
+		d->host->ops->watch_vm(d->host, vm->id);
 	if (!nodemask_test(nodes, sv->node) && v != NULL) {
 		v->c.vcpu_moves++;
 		d->total.vcpu_moves++;
@@ -320,6 +322,8 @@ actions_memory(struct daemon *d, const struct plan *plan)
 		rc = d->host->ops->move_memory(d->host, vm->id, m->start_mib, m->len_mib,
 		                               m->from_node, m->to_node, m->mib);
 		actions_result(d, vm, rc, ACTIONS_MOVE);
+		if (rc == 0 && d->host->ops->watch_vm != NULL)
+			d->host->ops->watch_vm(d->host, vm->id);
 		if (rc == 0)
 			daemon_event(d, vm->id, vm->name, "move", m->why.rule, m->why.gain, "%s",
 			             m->why.text);

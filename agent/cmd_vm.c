@@ -163,6 +163,35 @@ cmd_resident_records(struct json_object *resident)
 	return rows;
 }
 
+/*
+ * "residency: sampled, 0.0 s old, +/- 37 MiB per node" when the host says where the figure
+ * came from (none from the simulator, whose figures are exact, nor from older daemons).
+ */
+static void
+cmd_residency_render(struct util_buf *buf, struct json_object *data)
+{
+	const char *source = cmd_json_string(data, "resident_source", "");
+	struct json_object *age = cmd_json_get(data, "resident_age_s");
+	struct json_object *err = cmd_json_get(data, "resident_err_mib");
+
+	if (source[0] == '\0')
+		return;
+	util_buf_printf(buf, "  residency: %s, %.1f s old, +/- %lld MiB per node\n", source,
+	                age != NULL ? json_object_get_double(age) : 0.0,
+	                err != NULL ? (long long)json_object_get_int64(err) : 0LL);
+}
+
+/* "  read 4.0 s ago (settled: read less often)" when the host carried the VM's last reading. */
+static void
+cmd_observed_render(struct util_buf *buf, struct json_object *data)
+{
+	struct json_object *age = cmd_json_get(data, "observed_age_s");
+
+	if (age != NULL && json_object_get_double(age) > 0)
+		util_buf_printf(buf, "  read %.1f s ago (settled: read less often)\n",
+		                json_object_get_double(age));
+}
+
 void
 cmd_vminfo_render(struct util_buf *buf, struct json_object *data)
 {
@@ -175,8 +204,10 @@ cmd_vminfo_render(struct util_buf *buf, struct json_object *data)
 	cmd_policy_error_render(buf, data, 2);
 	cmd_policy_note_render(buf, data, 2);
 	util_buf_printf(buf, "\nmemory per node:\n");
+	cmd_residency_render(buf, data);
 	cmd_table_render(buf, cmd_resident_columns, CMD_NR(cmd_resident_columns), resident);
 	util_buf_printf(buf, "\nvcpus:\n");
+	cmd_observed_render(buf, data);
 	cmd_table_render(buf, cmd_vcpu_columns, CMD_NR(cmd_vcpu_columns),
 	                 cmd_json_array(data, "vcpu"));
 	if (cells != NULL && json_object_array_length(cells) > 0) {

@@ -72,6 +72,7 @@ enum config_key_id {
 	KEY_MIGRATE_RATE,
 	KEY_DEFAULT_MODE,
 	KEY_POLICY_DIR,
+	KEY_OBSERVE_CPU_CAP,
 	CONFIG_NR_KEYS,
 };
 
@@ -103,6 +104,7 @@ CONFIG_SET_STRING(set_state_file, state_file)
 CONFIG_SET_STRING(set_policy_dir, policy_dir)
 CONFIG_SET_FIELD(set_restore_on_exit, restore_on_exit, yes)
 CONFIG_SET_FIELD(set_migrate_rate, migrate_rate_mib_s, num)
+CONFIG_SET_FIELD(set_observe_cpu_cap, observe_cpu_cap_percent, num)
 
 static void
 set_log_level(struct config *cfg, const union config_value *v)
@@ -183,6 +185,11 @@ static const struct config_key config_keys[CONFIG_NR_KEYS] = {
 		.range = "at most " STR(CONFIG_STATE_PATH_MAX) " bytes",
 		.def = "/etc/vnumad/policy.d", .set = set_policy_dir,
 		.doc = "per-VM policy files NAME.xml, for VMs whose host holds no policy"},
+	[KEY_OBSERVE_CPU_CAP] = {
+		.name = "observe_cpu_cap", .type = CONFIG_PERCENT, .min = 0, .max = 100,
+		.range = "0% (no cap) to 100%", .def = "0.5%", .set = set_observe_cpu_cap,
+		.doc = "CPU observing VMs may use, percent of one CPU (--host linux); settled VMs "
+		       "are read less often to stay under it"},
 };
 /* clang-format on */
 

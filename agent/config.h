@@ -39,6 +39,7 @@ struct config {
 	double migrate_rate_mib_s;  /* migrate_rate, e.g. 1024MiB/s (host-wide), default 1024 */
 	enum vm_policy_mode default_mode; /* default_mode: auto|advisory|manual|off, default auto */
 	char policy_dir[PATH_MAX];        /* policy_dir, default /etc/vnumad/policy.d */
+	double observe_cpu_cap_percent;   /* observe_cpu_cap, 0..100 %, default 0.5; 0: none */
 };
 
 void config_defaults(struct config *cfg);

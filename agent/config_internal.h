@@ -26,6 +26,7 @@ enum config_type {
 	CONFIG_PATH,     /* absolute path of at most max_len bytes */
 	CONFIG_GROUP,    /* group name, [a-z_][a-z0-9_-]*; existence is checked at start-up */
 	CONFIG_RATE,     /* "1024MiB/s" (KiB/s, MiB/s, GiB/s); stored in MiB/s */
+	CONFIG_PERCENT,  /* "0.5%"; stored in percent */
 };
 
 union config_value {

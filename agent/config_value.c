@@ -112,6 +112,11 @@ static const struct config_unit rate_units[] = {
     {NULL, 0, 0},
 };
 
+static const struct config_unit percent_units[] = {
+    {"%", 1, 1},
+    {NULL, 0, 0},
+};
+
 /* Check v against the row's numeric bounds. */
 static int
 config_bounds_check(const struct config_key *row, const char *text, double v, char *msg,
@@ -278,6 +283,9 @@ config_value_parse(const struct config_key *row, const char *text, union config_
 	case CONFIG_RATE:
 		return config_unit_number_parse(row, text, rate_units, "a rate",
 		                                "1024MiB/s or 2GiB/s", v, msg, msglen);
+	case CONFIG_PERCENT:
+		return config_unit_number_parse(row, text, percent_units, "a percentage", "0.5%", v,
+		                                msg, msglen);
 	case CONFIG_MODE:
 		return config_mode_parse(row, text, v, msg, msglen);
 	case CONFIG_BOOL:

@@ -422,6 +422,10 @@ daemon_host_open(struct daemon *d, char *err, size_t errlen)
 		rc = host_libvirt_module_open(d->connect_uri, linux_host, &d->host, err, errlen);
 	else if (rc == 0)
 		d->host = linux_host;
+	if (rc == 0 && !d->simulate) {
+		d->linux_host = linux_host;
+		host_linux_set_observe_cap(linux_host, d->cfg.observe_cpu_cap_percent);
+	}
 	if (rc == 0)
 		d->backend = d->host->ops->name;
 	/* A test of the daemon itself: its host's operations fail at a seeded rate. */
@@ -521,6 +525,8 @@ daemon_reload(struct daemon *d, char *err, size_t errlen)
 	d->cfg = cfg;
 	log_set_level(cfg.log_level);
 	engine_configure(d->eng, cfg.migrate_rate_mib_s, cfg.rebalance_period_s);
+	if (d->linux_host != NULL)
+		host_linux_set_observe_cap(d->linux_host, cfg.observe_cpu_cap_percent);
 	daemon_event(d, -1, NULL, "reload", "", 0, "configuration reloaded from %s",
 	             d->config_path);
 	return 0;

@@ -90,10 +90,11 @@ struct daemon {
 	char config_path[4096];
 	bool config_given; /* -f FILE: a missing file is an error */
 	struct host *host;
-	const char *backend;    /* the open host's name: "sim", "linux" */
-	bool simulate;          /* --simulate: the simulated host, else the real one (linux) */
-	char connect_uri[1024]; /* --connect URI: libvirt over the Linux host; "" = Linux alone */
-	char scenario[4096];    /* --simulate argument ("default" for the built-in) */
+	struct host *linux_host; /* the Linux host inside host (NULL: simulated) */
+	const char *backend;     /* the open host's name: "sim", "linux" */
+	bool simulate;           /* --simulate: the simulated host, else the real one (linux) */
+	char connect_uri[1024];  /* --connect URI: libvirt over the Linux host; "" = Linux alone */
+	char scenario[4096];     /* --simulate argument ("default" for the built-in) */
 	enum sim_profile host_profile; /* --host-profile: the simulated host's levers */
 	struct config cfg_file;        /* the configuration file as last read (before overrides) */
 	char fault_spec[64];           /* --fault-inject (host/fault.h); "" when off */

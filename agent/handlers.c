@@ -92,6 +92,38 @@ handlers_vm_row(struct daemon *d, const struct snap_vm *vm)
 	return o;
 }
 
+/* The adaptive-observation part of observe_cost (host.h), when the host has it. */
+static void
+handlers_observe_budget(struct json_object *o, const struct host_observe_cost *oc)
+{
+	if (oc->cpu_cap_percent <= 0 && oc->cpu_ms_total <= 0)
+		return; /* a host without adaptive observation */
+	json_object_object_add(o, "observe_vms_read", json_object_new_int64((int64_t)oc->vms_read));
+	json_object_object_add(o, "observe_vms_carried",
+	                       json_object_new_int64((int64_t)oc->vms_carried));
+	json_object_object_add(o, "observe_cpu_cap_percent",
+	                       json_object_new_double(oc->cpu_cap_percent));
+	if (oc->cpu_percent >= 0)
+		json_object_object_add(o, "observe_cpu_percent",
+		                       json_object_new_double(oc->cpu_percent));
+	json_object_object_add(o, "observe_cpu_ms_total", json_object_new_double(oc->cpu_ms_total));
+	json_object_object_add(o, "observe_vm_reads_total",
+	                       json_object_new_int64((int64_t)oc->reads_total));
+	json_object_object_add(o, "observe_vms_carried_total",
+	                       json_object_new_int64((int64_t)oc->carried_total));
+	json_object_object_add(o, "observe_deferred_total",
+	                       json_object_new_int64((int64_t)oc->deferred_total));
+	json_object_object_add(o, "observe_over_cap_total",
+	                       json_object_new_int64((int64_t)oc->over_cap_total));
+	json_object_object_add(o, "observe_walks_total",
+	                       json_object_new_int64((int64_t)oc->walks_total));
+	json_object_object_add(o, "observe_walk_max_ms", json_object_new_double(oc->walk_max_ms));
+	json_object_object_add(o, "observe_walks_over_5ms_total",
+	                       json_object_new_int64((int64_t)oc->walks_over_hold_total));
+	json_object_object_add(o, "observe_walks_skipped_total",
+	                       json_object_new_int64((int64_t)oc->walks_skipped_total));
+}
+
 static enum proto_status
 h_status(HANDLER_ARGS)
 {
@@ -125,6 +157,7 @@ h_status(HANDLER_ARGS)
 		                       json_object_new_int64((int64_t)oc.reads));
 		json_object_object_add(o, "observe_ms_per_round", json_object_new_double(oc.ms));
 		json_object_object_add(o, "observe_kept_fds", json_object_new_int(oc.kept_fds));
+		handlers_observe_budget(o, &oc);
 	}
 	json_object_object_add(o, "uptime_s",
 	                       json_object_new_double(daemon_wall_s() - d->started_wall));

@@ -174,6 +174,15 @@ h_vminfo(HANDLER_ARGS)
 	for (int n = 0; n < d->snap->nr_nodes; n++)
 		json_object_array_add(res, json_object_new_int64((int64_t)vm->resident_mib[n]));
 	json_object_object_add(o, "resident_mib", res);
+	/* where the figure came from, its age and each node's error bound (host: "" = exact) */
+	json_object_object_add(
+	    o, "resident_source",
+	    json_object_new_string(vm->resident_source != NULL ? vm->resident_source : ""));
+	json_object_object_add(o, "resident_age_s", json_object_new_double(vm->resident_age_s));
+	json_object_object_add(o, "resident_err_mib",
+	                       json_object_new_int64((int64_t)vm->resident_err_mib));
+	/* how old the vCPU readings are (a host that reads settled VMs less often) */
+	json_object_object_add(o, "observed_age_s", json_object_new_double(vm->observed_age_s));
 	json_object_object_add(o, "pending_mib",
 	                       json_object_new_int64((int64_t)vm->mig_pending_mib));
 	json_object_object_add(o, "vcpu", hv_vcpus(d, vm));

@@ -243,6 +243,15 @@ fault_observe_cost(struct host *h, struct host_observe_cost *out)
 	return in->ops->observe_cost != NULL ? in->ops->observe_cost(in, out) : -ENODATA;
 }
 
+static void
+fault_watch_vm(struct host *h, int vm_id)
+{
+	struct host *in = fault_of(h)->inner;
+
+	if (in->ops->watch_vm != NULL)
+		in->ops->watch_vm(in, vm_id);
+}
+
 static const struct host_ops fault_ops = {
     .name = "fault",
     .close = fault_close,
@@ -261,6 +270,7 @@ static const struct host_ops fault_ops = {
     .describe = fault_describe,
     .observe_cost = fault_observe_cost,
     .wake_s = fault_wake_s,
+    .watch_vm = fault_watch_vm,
 };
 
 int

@@ -26,6 +26,24 @@ struct host_observe_cost {
 	uint64_t reads; /* read and pread calls */
 	double ms;      /* wall-clock time of the snapshot */
 	int kept_fds;   /* files kept open between snapshots */
+	/*
+	 * Adaptive observation (a host that reads a settled VM less often; 0 elsewhere): the VMs
+	 * the snapshot read and carried, the CPU cap and the CPU used over the last window
+	 * (percent of one CPU; cpu_percent < 0: no full window yet), and counters since the host
+	 * opened: CPU ms observing, VMs read, carried, deferred (due but over the budget), and
+	 * snapshots that read a VM over the cap (one not read for too long).
+	 */
+	size_t vms_read, vms_carried;
+	double cpu_cap_percent, cpu_percent;
+	double cpu_ms_total;
+	uint64_t reads_total, carried_total, deferred_total, over_cap_total;
+	/*
+	 * numa_maps walks since the host opened (the only reads that hold a guest's mmap lock
+	 * for long; docs/linux-host.md): how many, the longest one's wall-clock time, ms, how many
+	 * took over LINUX_RESIDENCY_WALK_HOLD_MS, and first walks skipped for their cost.
+	 */
+	uint64_t walks_total, walks_over_hold_total, walks_skipped_total;
+	double walk_max_ms;
 };
 
 struct host_ops {
@@ -82,6 +100,12 @@ struct host_ops {
 	 * there); <= 0 or a NULL op: no wish, the daemon wakes for its own rounds only.
 	 */
 	double (*wake_s)(struct host *h);
+	/*
+	 * The agent changed what a VM may do (pinned a vCPU elsewhere, queued a memory move):
+	 * a host that reads settled VMs less often reads this one every snapshot again for a
+	 * while (host/linux/observe_plan.h).  NULL op: every VM is read every snapshot anyway.
+	 */
+	void (*watch_vm)(struct host *h, int vm_id);
 };
 
 struct host {
@@ -107,6 +131,11 @@ void host_sim_set_budget(struct host *h, double budget_ms);
  */
 int host_linux_open(const char *root, double rate_mib_s, struct host **out, char *err,
                     size_t errlen);
+/*
+ * The CPU cap on observing of a Linux host h (host_linux_open), percent of one CPU; <= 0: no
+ * cap (host/linux/observe_plan.h; default LINUX_OBSERVE_CPU_CAP_PERCENT).
+ */
+void host_linux_set_observe_cap(struct host *h, double percent);
 /*
  * The libvirt host (host/libvirt/libvirt_host.c) over inner, a Linux host that it owns from
  * now on (closed with it): libvirt for the inventory, policies, guest cells and vCPU pins of

@@ -271,7 +271,7 @@ engine_decide(void *state, const struct snapshot *snap, struct plan *plan)
 const struct balancer_ops vnumad_balancer_ops = {
     .name = "vnumad",
     .description = "vnumad: buddy groups, directed convergence, strength-paced memory moves",
-    .host_flags = 0,
+    .host_flags = BALANCER_HOST_RESIDENCY,
     .default_scan_mib_s = 128.0,
     .create = engine_create,
     .decide = engine_decide,

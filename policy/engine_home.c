@@ -59,7 +59,12 @@ engine_nodes_account_vm(struct engine *e, const struct snapshot *snap, struct en
 			expect[nodemask_first(g->home)] += (int64_t)g->mem_mib;
 	}
 	for (int n = 0; n < snap->nr_nodes; n++) {
-		int64_t d = expect[n] - (int64_t)vm->resident_mib[n];
+		/*
+		 * Memory still to come, or leaving (< 0), from the figure less its error: the
+		 * room of every node is checked against this projection, and a node counts as
+		 * fuller by each of its VMs' bounds (0 on exact figures).
+		 */
+		int64_t d = expect[n] - (int64_t)snap_vm_resident_sure_mib(vm, n);
 
 		if (ev->nr_groups == 1 && ev->groups[0].spanning)
 			continue; /* a spanning VM's memory stays where it is inside its set */

@@ -12,6 +12,11 @@
  *     the previous round, and the VM's policy rate;
  *   - by node fullness: never past a destination's headroom (try the next-nearest node of a
  *     spanning set, or wait);
+ *   - not by the residency figure's error bound (resident_err_mib): a move asks for what the
+ *     figure says, and the migrator moves only pages it finds on the source node.  Moving
+ *     only the sure part (figure less bound) stopped every move on the emulated 2-node host,
+ *     where the kernel's NUMA scanner keeps much of a VM's RAM unreadable to move_pages and so
+ *     the sampled bound wide;
  *   - by back-off: a VM whose migration failed waits ENGINE_BACKOFF_BASE_S, doubled per failure.
  */
 #include <stdio.h>

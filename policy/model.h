@@ -68,7 +68,24 @@ struct snap_vm {
 	struct snap_vcpu *vcpus;
 	uint64_t mem_mib;       /* guest RAM size */
 	uint64_t *resident_mib; /* per node index */
-	int nr_cells;           /* guest vNUMA cells; 0 when the guest has none */
+	/*
+	 * How good resident_mib is.  resident_age_s: seconds since it was measured (0: this
+	 * round).  resident_err_mib: a bound on each node's error, either way (0: exact).  0/0
+	 * is an exact, fresh figure (the simulator's `ideal` profile, and what every balancer
+	 * but vnumad's sees: BALANCER_HOST_RESIDENCY).  resident_source names where it came
+	 * from, for display only ("numa_maps", "cgroup", "sampled", "adjusted"; NULL: the
+	 * host's own exact figure); it points to a static string.
+	 */
+	double resident_age_s;
+	uint64_t resident_err_mib;
+	const char *resident_source;
+	/*
+	 * Seconds since the host last read the VM's vCPU threads (their nodes, CPU use, faults):
+	 * 0 when read for this snapshot; a host that reads a settled VM less often carries its
+	 * last reading meanwhile (host/linux/observe_plan.h).
+	 */
+	double observed_age_s;
+	int nr_cells; /* guest vNUMA cells; 0 when the guest has none */
 	struct snap_cell *cells;
 	int *vcpu_cell; /* per vCPU: its cell, or NULL when nr_cells == 0 */
 	struct vm_policy policy;
@@ -125,6 +142,18 @@ struct snapshot {
 	uint64_t *resident_store;
 	struct snap_vcpu *vcpu_store;
 };
+
+/*
+ * What surely sits on node index n of the VM's memory: resident_mib less its error bound, never
+ * below 0.  The engine books memory leaving a node, and plans moves out of it, from this.
+ */
+static inline uint64_t
+snap_vm_resident_sure_mib(const struct snap_vm *vm, int n)
+{
+	return vm->resident_mib[n] > vm->resident_err_mib
+	           ? vm->resident_mib[n] - vm->resident_err_mib
+	           : 0;
+}
 
 static inline int
 snapshot_distance(const struct snapshot *snap, int from, int to)
@@ -244,6 +273,13 @@ struct plan_sampling *plan_add_sampling(struct plan *plan, int vm_id, double sca
  * a lever libvirt has on any host, so the simulator gives it HOST_CAP_BIND_AT_START.
  */
 #define BALANCER_LIBVIRT_PLACEMENT (1u << 3)
+/*
+ * Takes each VM's per-node residency from the host backend's own sensing, with its age and
+ * error (vnumad: host/linux/residency.c on a real host; on the simulated host what the profile's
+ * real backend would measure).  A balancer without it reads exact residency at each call: numad
+ * walks numa_maps itself, the kernel knows its own pages, the oracle knows everything.
+ */
+#define BALANCER_HOST_RESIDENCY (1u << 4)
 
 struct balancer_args {
 	uint64_t seed; /* for the balancer's own PRNG */

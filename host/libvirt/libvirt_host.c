@@ -590,6 +590,15 @@ lvh_observe_cost(struct host *h, struct host_observe_cost *out)
 	return in->ops->observe_cost != NULL ? in->ops->observe_cost(in, out) : -ENODATA;
 }
 
+static void
+lvh_watch(struct host *h, int vm_id)
+{
+	struct host *in = lvh_of(h)->inner;
+
+	if (in->ops->watch_vm != NULL)
+		in->ops->watch_vm(in, vm_id);
+}
+
 static const struct host_ops libvirt_host_ops = {
     .name = "libvirt",
     .close = lvh_close,
@@ -608,6 +617,7 @@ static const struct host_ops libvirt_host_ops = {
     .describe = lvh_describe,
     .observe_cost = lvh_observe_cost,
     .wake_s = lvh_wake,
+    .watch_vm = lvh_watch,
 };
 
 int

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "host/fileio.h"
 #include "host/linux/procfs.h"
@@ -369,13 +370,12 @@ vm_ram_guess_note(struct linux_vm *vm)
  * not; when it located none, vm_ram_largest, and ram_guess says why.
  */
 static void
-vm_ram_apply(const char *root, struct linux_vm *vm, const struct linux_numa_maps *maps)
+vm_ram_apply(struct linux_vm *vm, const struct linux_numa_maps *maps)
 {
 	struct linux_ram_range *ram;
 	uint64_t total_kib = 0;
 	int nr;
 
-	linux_ram_layout_read(root, vm->pid, &vm->numa);
 	if ((nr = linux_ram_layout_ranges(&vm->numa, &ram)) > 0) {
 		for (size_t i = 0; i < maps->nr_maps; i++)
 			if (vm_addr_in(ram, nr, maps->maps[i].start))
@@ -419,13 +419,20 @@ linux_vm_identify(const char *root, int pid, char comm[LINUX_COMM_MAX], struct l
 }
 
 int
-linux_vm_residency_read(const char *root, struct linux_vm *vm)
+linux_vm_ram_walk(const char *root, struct linux_vm *vm)
 {
 	struct linux_numa_maps maps = {0};
+	struct timespec t0, t1;
 	int ret;
 
-	if ((ret = linux_numa_maps_read(root, vm->pid, &maps)) == 0)
-		vm_ram_apply(root, vm, &maps);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if ((ret = linux_numa_maps_read(root, vm->pid, &maps)) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		vm->walk_ms =
+		    (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+		vm_ram_apply(vm, &maps);
+		vm->ram_walked = true;
+	}
 	linux_numa_maps_free(&maps);
 	return ret;
 }

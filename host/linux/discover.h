@@ -64,6 +64,14 @@ struct linux_vm_vcpu {
 struct linux_vm {
 	int pid;
 	char name[LINUX_VM_NAME_MAX];
+	/*
+	 * Not read this scan (linux_discover_opts.observe_want said no): vcpus are the threads
+	 * the last scan that read it found, and nothing of its RAM was read (numa has no layout,
+	 * ram_walked is false).  The owner carries its last reading instead.
+	 */
+	bool carried;
+	/* Where the owner keeps its last reading of the vCPU threads (snapshot.h); NULL: none. */
+	struct linux_vm_obs *kept;
 	int nr_vcpus;
 	struct linux_vm_vcpu *vcpus; /* ascending index, owned */
 	uint64_t mem_mib;            /* guest RAM size */
@@ -71,10 +79,22 @@ struct linux_vm {
 	/* Guest RAM mappings, from numa_maps. */
 	char ram_guess[LINUX_QEMU_ERROR_MAX]; /* why they were found by size only; "" if not */
 	int nr_ram_maps;
-	uint64_t *ram_starts;   /* their start addresses, ascending; owned */
-	bool ram_huge;          /* some RAM mapping is hugetlbfs-backed */
-	bool ram_bound;         /* some RAM mapping has an explicit policy without =balancing */
-	char ram_policy[32];    /* the first such policy, e.g. "bind:1", for messages */
+	uint64_t *ram_starts; /* their start addresses, ascending; owned */
+	bool ram_huge;        /* some RAM mapping is hugetlbfs-backed */
+	bool ram_bound;       /* some RAM mapping has an explicit policy without =balancing */
+	char ram_policy[32];  /* the first such policy, e.g. "bind:1", for messages */
+	/*
+	 * numa_maps was read this round (linux_discover_opts): without it the RAM mappings found
+	 * by size, ram_huge, ram_bound and resident_kib are unknown (empty), and mem_mib is 0
+	 * unless mem_from_cmdline.  walk_ms: what reading it cost.
+	 */
+	bool ram_walked;
+	double walk_ms;
+	/*
+	 * Set by the owner's walk_want when it skipped the walk of a VM seen for the first time
+	 * (residency.h, linux_resid_first_walk_skip): the walk's expected cost, ms; 0 otherwise.
+	 */
+	double walk_skipped_ms;
 	int nr_resident;        /* entries in resident_kib: highest node id + 1 */
 	uint64_t *resident_kib; /* per OS node id, guest RAM only; owned */
 	/* Guest vNUMA cells (nr_cells 0: none; numa.error says why when -numa was given). */
@@ -99,6 +119,28 @@ int linux_vms_discover_skips(const char *root, struct linux_vm **out, size_t *nr
                              struct linux_discover_skips *skips);
 void linux_vms_free(struct linux_vm *vms, size_t nr);
 
+struct linux_vm_obs;
+
+/*
+ * Which VMs' /proc/PID/numa_maps to read: walk_want(ctx, vm) for each QEMU process found (its
+ * pid, command line and the RAM layout maps gave are filled in; it may set walk_skipped_ms);
+ * NULL opts or walk_want: every one.  /proc/PID/maps (cheap) is read for every VM whatever
+ * the answer.
+ */
+struct linux_discover_opts {
+	bool (*walk_want)(void *ctx, struct linux_vm *vm);
+	/*
+	 * Read this VM this scan (its task directory, maps and numa_maps)?  NULL: every VM.
+	 * Asked before walk_want; a VM whose threads are not known yet is read whatever it says.
+	 */
+	bool (*observe_want)(void *ctx, int pid);
+	void *ctx;
+};
+/* linux_vms_discover_skips, walking only the VMs opts wants. */
+int linux_vms_discover_opts(const char *root, struct linux_vm **out, size_t *nr,
+                            struct linux_discover_skips *skips,
+                            const struct linux_discover_opts *opts);
+
 /* ---- the steps of discovery, for discover_cache.c --------------------------------------- */
 
 /*
@@ -113,10 +155,12 @@ void linux_vm_cmdline_apply(struct linux_vm *vm, const struct linux_cmdline *cmd
 /* Keep the cells only if every vCPU thread lies in one (QEMU's cpus= name cpu-indexes). */
 void linux_vm_cells_check(struct linux_vm *vm);
 /*
- * Where vm's guest RAM is and how much of it is resident per node: numa_maps, and the memory
- * backends' mappings in maps (ram_layout.h).  Read every scan.  0 or -errno of numa_maps.
+ * How much of vm's guest RAM is resident per node: numa_maps (a walk of every page table of
+ * the process, see residency.h), restricted to the memory backends' mappings when
+ * linux_ram_layout_read found them in vm->numa (read every scan, cheap).  Sets ram_walked and
+ * walk_ms.  0 or -errno of numa_maps.
  */
-int linux_vm_residency_read(const char *root, struct linux_vm *vm);
+int linux_vm_ram_walk(const char *root, struct linux_vm *vm);
 /* Free what vm owns and zero it. */
 void linux_vm_clear(struct linux_vm *vm);
 /* qsort order of struct linux_vm_vcpu: ascending index, then tid. */

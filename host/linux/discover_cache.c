@@ -11,6 +11,7 @@
 
 #include "host/linux/pfile.h"
 #include "host/linux/procfs.h"
+#include "host/linux/ram_layout.h"
 #include "policy/util.h"
 
 /* One thread of a QEMU process. */
@@ -44,7 +45,35 @@ struct linux_discover_cache {
 	bool scanned;     /* a full scan started at scanned_s */
 	double scanned_s; /* when the cache was last dropped */
 	struct linux_pfile_pool pool;
+	struct linux_discover_opts opts; /* which VMs to walk (zero: every one) */
+	bool listed;       /* the process set has been read from a listing since the last drop */
+	uint64_t listings; /* scans that read the listing */
 };
+
+void
+linux_proc_delta_add(struct linux_proc_delta *d, int pid, enum linux_proc_event_kind kind)
+{
+	if (d->nr >= LINUX_PROC_DELTA_MAX_EVENTS) {
+		d->full = true;
+		return;
+	}
+	util_array_reserve((void **)&d->events, &d->cap, d->nr + 1, sizeof(*d->events));
+	d->events[d->nr++] = (struct linux_proc_event){pid, kind};
+}
+
+void
+linux_proc_delta_clear(struct linux_proc_delta *d)
+{
+	d->nr = 0;
+	d->full = false;
+}
+
+void
+linux_proc_delta_free(struct linux_proc_delta *d)
+{
+	free(d->events);
+	memset(d, 0, sizeof(*d));
+}
 
 struct linux_discover_cache *
 linux_discover_cache_new(int max_fds)
@@ -53,6 +82,13 @@ linux_discover_cache_new(int max_fds)
 
 	linux_pfile_pool_init(&c->pool, max_fds);
 	return c;
+}
+
+void
+linux_discover_cache_opts_set(struct linux_discover_cache *cache,
+                              const struct linux_discover_opts *opts)
+{
+	cache->opts = opts != NULL ? *opts : (struct linux_discover_opts){0};
 }
 
 static void
@@ -162,6 +198,64 @@ dc_procs_merge(struct linux_discover_cache *c, const int *pids, size_t nr, doubl
 	free(c->procs);
 	c->procs = next;
 	c->nr_procs = nr;
+}
+
+/* Events of one pid, in the order they came (for dc_delta_pids). */
+struct dc_pid_event {
+	int pid;
+	size_t order;
+	enum linux_proc_event_kind kind;
+};
+
+static int
+dc_pid_event_cmp(const void *a, const void *b)
+{
+	const struct dc_pid_event *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * The pids the cache knows with delta applied, ascending, malloc'd into *pids; *changed
+ * (malloc'd, ascending) the pids to judge again: any that was forked, exec()ed or renamed in
+ * delta (a pid forked anew was reused).  A pid's last event says whether it is there.
+ */
+static void
+dc_delta_pids(const struct linux_discover_cache *c, const struct linux_proc_delta *delta,
+              int **pids, size_t *nr, int **changed, size_t *nr_changed)
+{
+	struct dc_pid_event *ev = xcalloc(delta->nr + 1, sizeof(*ev));
+	size_t o = 0, e = 0;
+
+	for (size_t i = 0; i < delta->nr; i++)
+		ev[i] = (struct dc_pid_event){delta->events[i].pid, i, delta->events[i].kind};
+	if (delta->nr > 1)
+		qsort(ev, delta->nr, sizeof(*ev), dc_pid_event_cmp);
+	*pids = xcalloc(c->nr_procs + delta->nr + 1, sizeof(**pids));
+	*changed = xcalloc(delta->nr + 1, sizeof(**changed));
+	*nr = 0;
+	*nr_changed = 0;
+	while (o < c->nr_procs || e < delta->nr) {
+		int pid = e >= delta->nr || (o < c->nr_procs && c->procs[o].pid < ev[e].pid)
+		              ? c->procs[o].pid
+		              : ev[e].pid;
+		bool there = o < c->nr_procs && c->procs[o].pid == pid, judge = false;
+
+		if (there)
+			o++;
+		for (; e < delta->nr && ev[e].pid == pid; e++) {
+			there = ev[e].kind != LINUX_PROC_EVENT_EXIT;
+			judge = judge || ev[e].kind != LINUX_PROC_EVENT_EXIT;
+		}
+		if (!there)
+			continue;
+		(*pids)[(*nr)++] = pid;
+		if (judge)
+			(*changed)[(*nr_changed)++] = pid;
+	}
+	free(ev);
 }
 
 /* Field 22 of /proc/<pid>/stat through p's kept fd.  0 or -errno (-ENOENT: gone). */
@@ -341,7 +435,9 @@ dc_vm_build(struct linux_discover_cache *c, const char *root, struct dc_proc *p,
 
 	memset(vm, 0, sizeof(*vm));
 	*what = "task";
-	if (dc_threads_update(c, root, p, now_s) < 0)
+	vm->carried = p->nr_threads > 0 && c->opts.observe_want != NULL &&
+	              !c->opts.observe_want(c->opts.ctx, p->pid);
+	if (!vm->carried && dc_threads_update(c, root, p, now_s) < 0)
 		return 0;
 	vm->pid = p->pid;
 	memcpy(vm->name, p->info.name, sizeof(vm->name));
@@ -356,8 +452,12 @@ dc_vm_build(struct linux_discover_cache *c, const char *root, struct dc_proc *p,
 	if (vm->nr_vcpus > 1)
 		qsort(vm->vcpus, (size_t)vm->nr_vcpus, sizeof(*vm->vcpus), linux_vm_vcpu_cmp);
 	linux_vm_cells_check(vm);
+	if (vm->carried)
+		return 1;
+	linux_ram_layout_read(root, vm->pid, &vm->numa);
 	*what = "numa_maps";
-	if ((ret = linux_vm_residency_read(root, vm)) < 0) {
+	if ((c->opts.walk_want == NULL || c->opts.walk_want(c->opts.ctx, vm)) &&
+	    (ret = linux_vm_ram_walk(root, vm)) < 0) {
 		linux_vm_clear(vm);
 		return ret == -ENOENT ? 0 : ret;
 	}
@@ -374,12 +474,47 @@ dc_rescan_check(struct linux_discover_cache *c, double now_s)
 		dc_proc_reset(c, &c->procs[i]); /* every verdict goes; when each was seen stays */
 	c->scanned = true;
 	c->scanned_s = now_s;
+	c->listed = false;
+}
+
+/* The process set from delta: merged as a listing would be, changed pids judged again. */
+static void
+dc_procs_apply(struct linux_discover_cache *c, const struct linux_proc_delta *delta, double now_s)
+{
+	int *pids, *changed;
+	size_t nr, nr_changed, p = 0;
+
+	dc_delta_pids(c, delta, &pids, &nr, &changed, &nr_changed);
+	dc_procs_merge(c, pids, nr, now_s);
+	for (size_t i = 0; i < nr_changed; i++) {
+		while (p < c->nr_procs && c->procs[p].pid < changed[i])
+			p++;
+		if (p < c->nr_procs && c->procs[p].pid == changed[i] && c->procs[p].judged)
+			dc_proc_reset(c, &c->procs[p]);
+	}
+	free(pids);
+	free(changed);
+}
+
+uint64_t
+linux_discover_cache_listings(const struct linux_discover_cache *cache)
+{
+	return cache->listings;
 }
 
 int
 linux_discover_cache_scan(struct linux_discover_cache *cache, const char *root, double now_s,
                           struct linux_vm **out, size_t *nr, struct linux_discover_skips *skips)
 {
+	return linux_discover_cache_scan_delta(cache, root, now_s, NULL, out, nr, skips);
+}
+
+int
+linux_discover_cache_scan_delta(struct linux_discover_cache *cache, const char *root, double now_s,
+                                const struct linux_proc_delta *delta, struct linux_vm **out,
+                                size_t *nr, struct linux_discover_skips *skips)
+{
+	bool events;
 	int *pids;
 	size_t nr_pids, cap = 0;
 	int ret;
@@ -389,17 +524,27 @@ linux_discover_cache_scan(struct linux_discover_cache *cache, const char *root, 
 	if (skips)
 		memset(skips, 0, sizeof(*skips));
 	dc_rescan_check(cache, now_s);
-	if ((ret = dc_ids_read(root, "/proc", &pids, &nr_pids)) < 0)
-		return ret;
-	dc_procs_merge(cache, pids, nr_pids, now_s);
-	free(pids);
+	events = delta != NULL && !delta->full && cache->listed;
+	if (events) {
+		if (delta->nr > 0) /* nothing forked, exec()ed or ended: the set stands */
+			dc_procs_apply(cache, delta, now_s);
+	} else {
+		if ((ret = dc_ids_read(root, "/proc", &pids, &nr_pids)) < 0)
+			return ret;
+		dc_procs_merge(cache, pids, nr_pids, now_s);
+		free(pids);
+		cache->listed = true;
+		cache->listings++;
+	}
 	for (size_t i = 0; i < cache->nr_procs; i++) {
 		struct dc_proc *p = &cache->procs[i];
 		const char *what;
 
-		if (p->judged && p->qemu)
+		/* with events, an exit or a reuse (exit, then fork) was reported: nothing to read
+		 */
+		if (p->judged && p->qemu && !events)
 			dc_proc_recheck(cache, root, p);
-		else if (p->judged)
+		else if (p->judged && !events)
 			dc_proc_young_recheck(cache, root, p, now_s);
 		if ((!p->judged && dc_proc_judge(cache, root, p, skips) <= 0) || !p->qemu)
 			continue;
@@ -418,17 +563,27 @@ linux_discover_cache_scan(struct linux_discover_cache *cache, const char *root, 
 }
 
 int
-linux_vms_discover_skips(const char *root, struct linux_vm **out, size_t *nr,
-                         struct linux_discover_skips *skips)
+linux_vms_discover_opts(const char *root, struct linux_vm **out, size_t *nr,
+                        struct linux_discover_skips *skips, const struct linux_discover_opts *opts)
 {
 	struct linux_discover_cache *cache = linux_discover_cache_new(0);
-	int ret = linux_discover_cache_scan(cache, root, 0, out, nr, skips);
+	int ret;
+
+	linux_discover_cache_opts_set(cache, opts);
+	ret = linux_discover_cache_scan(cache, root, 0, out, nr, skips);
 
 	for (size_t i = 0; i < *nr; i++) /* the cache goes now, and with it their files */
 		for (int v = 0; v < (*out)[i].nr_vcpus; v++)
 			(*out)[i].vcpus[v].files = NULL;
 	linux_discover_cache_free(cache);
 	return ret;
+}
+
+int
+linux_vms_discover_skips(const char *root, struct linux_vm **out, size_t *nr,
+                         struct linux_discover_skips *skips)
+{
+	return linux_vms_discover_opts(root, out, nr, skips, NULL);
 }
 
 int

@@ -18,9 +18,14 @@
 #include "host/host.h"
 #include "host/linux/actuate.h"
 #include "host/linux/discover_cache.h"
+#include "host/linux/nodes_reader.h"
+#include "host/linux/observe_plan.h"
 #include "host/linux/pfile.h"
 #include "host/linux/probe.h"
+#include "host/linux/procconn.h"
 #include "host/linux/ram_layout.h"
+#include "host/linux/residency.h"
+#include "host/linux/snapshot.h"
 #include "host/linux/sysfs.h"
 
 /*
@@ -63,6 +68,7 @@ struct lh_vcpu {
 	int tid;
 	uint64_t ticks; /* utime + stime at at_s */
 	double at_s;
+	double cpu_use; /* as last reported (carried while the VM is not read) */
 };
 
 struct lh_vm {
@@ -85,6 +91,18 @@ struct lh_vm {
 	size_t nr_jobs, cap_jobs;
 	/* Migration results not yet reported in a snapshot, bytes. */
 	uint64_t done_bytes, failed_bytes;
+	/* Where its guest RAM sits (residency.h), and what only its last walk showed. */
+	struct linux_resid resid;
+	bool ram_huge, ram_bound;
+	char ram_policy[32];
+	uint64_t walk_mem_mib; /* guest RAM size from the walk, when the command line has none */
+	/* Adaptive observation (observe_plan.h). */
+	struct linux_obs_vm obs;
+	bool obs_read_now;        /* this snapshot reads it */
+	struct linux_vm_obs kept; /* its vCPU threads as last read (snapshot.h) */
+	uint64_t obs_sig;         /* digest of its vCPUs' nodes and affinities at that reading */
+	uint64_t *obs_faults;     /* its faults per node index then; NULL: none yet */
+	int obs_nr_nodes;
 };
 
 struct linux_host {
@@ -97,19 +115,31 @@ struct linux_host {
 	char note[2 * LINUX_QEMU_ERROR_MAX + 128]; /* the last vm_note answer */
 	/* Processes and VMs left out of a snapshot because a file was malformed. */
 	uint64_t skipped;
-	char skip_reason[160];    /* the last one */
-	struct linux_nodes nodes; /* as of the last snapshot */
+	char skip_reason[160];                   /* the last one */
+	struct linux_nodes nodes;                /* as of the last snapshot */
+	struct linux_nodes_reader *nodes_reader; /* reads them, and numa_balancing, each round */
 	struct linux_migrator *mig;
 	double mig_clock_s, mig_real_s; /* the migrator's clock, and real time at its last tick */
 	struct lh_vm *vms;
 	size_t nr_vms, cap_vms;
 	int *orphans; /* requests of VMs that left, released once finished */
 	size_t nr_orphans, cap_orphans;
+	/* Residency (residency.h): the host-wide walk budget, the sampler (NULL: none). */
+	struct linux_resid_budget walk_budget;
+	double round_s; /* the clock at the start of the snapshot being taken */
+	int sample_pages;
+	linux_resid_query_fn resid_query;
+	void *resid_query_ctx;
 	struct linux_discover_cache *discover; /* what is known of /proc between snapshots */
-	struct linux_pfile uptime;             /* /proc/uptime, kept open */
+	/* The kernel's process events (procconn.h; NULL: none, /proc is listed every round). */
+	struct linux_procconn *procconn;
+	struct linux_proc_delta proc_delta; /* drained this round, applied by the scan */
+	char procconn_note[96];             /* why there are none, for describe */
+	struct linux_pfile uptime;          /* /proc/uptime, kept open */
 	struct linux_pfile_pool uptime_pool;
-	struct host_observe_cost observe; /* of the last snapshot */
-	bool observed;                    /* observe is set */
+	struct host_observe_cost observe;   /* of the last snapshot */
+	struct linux_obs_budget obs_budget; /* adaptive observation (observe_plan.h) */
+	bool observed;                      /* observe is set */
 };
 
 double linux_host_clock_s(void);

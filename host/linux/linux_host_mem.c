@@ -19,7 +19,8 @@
  * EINVAL, other) are "failed" and make the engine back off.  Pages skipped because they are
  * not there (ENOENT, EFAULT: never touched; pages the kernel's NUMA scanner made inaccessible
  * are unprotected by the migrator first, see unprotect.c) or shared (EACCES) are neither: the
- * next round sees them still on A and asks again.
+ * next round sees them still on A and asks again.  Moved bytes also adjust the VM's residency
+ * figure (residency.h) until it is measured again.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -108,6 +109,15 @@ linux_host_move(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib,
 	return 0;
 }
 
+/* The job's one source node id, or -1 (linux_host_move names one). */
+static int
+lh_job_from_id(const struct lh_job *job)
+{
+	return job->from_nodes != 0 && (job->from_nodes & (job->from_nodes - 1)) == 0
+	           ? __builtin_ctzll(job->from_nodes)
+	           : -1;
+}
+
 /* Account the active request's progress; true while the job has work left. */
 static bool
 lh_job_update(struct linux_host *lh, struct lh_vm *vm, struct lh_job *job)
@@ -119,6 +129,8 @@ lh_job_update(struct linux_host *lh, struct lh_vm *vm, struct lh_job *job)
 		return false;
 	failed = lh_failed_pages(&st.counts);
 	vm->done_bytes += st.counts.bytes_moved - job->seen_moved;
+	linux_resid_moved(&vm->resid, lh_job_from_id(job), job->to_node,
+	                  st.counts.bytes_moved - job->seen_moved);
 	vm->failed_bytes += (failed - job->seen_failed) * lh->page_bytes;
 	job->left_bytes -= st.counts.bytes_moved - job->seen_moved < job->left_bytes
 	                       ? st.counts.bytes_moved - job->seen_moved

@@ -14,22 +14,11 @@
 #include "host/linux/sysfs.h"
 #include "policy/util.h"
 
-/* One vCPU thread as read. */
-struct vcpu_obs {
-	int tid;
-	int index; /* n of "CPU n/KVM" */
-	int cpu;
-	bool cpu_allowed; /* cpu is in its affinity mask now */
-	uint64_t allowed_nodes;
-	uint64_t ticks, start_ticks;
-	struct linux_sched sched;
-};
-
-/* One VM as read; nr_vcpus == 0 leaves it out of the snapshot. */
+/* One VM as read (or carried: o borrowed from the owner's kept reading, not freed here). */
 struct vm_obs {
 	const struct linux_vm *vm;
-	int nr_vcpus;
-	struct vcpu_obs *vcpus;
+	struct linux_vm_obs o;
+	bool borrowed;
 };
 
 static int
@@ -97,7 +86,7 @@ vcpu_file_read(const char *root, int pid, const struct linux_vm_vcpu *vc,
  */
 static int
 vcpu_read(const char *root, const struct linux_nodes *nodes, int pid,
-          const struct linux_vm_vcpu *vc, struct vcpu_obs *obs, const char **what)
+          const struct linux_vm_vcpu *vc, struct linux_vcpu_obs *obs, const char **what)
 {
 	struct linux_task_stat stat;
 	struct linux_task_status status = {0};
@@ -121,8 +110,8 @@ vcpu_read(const char *root, const struct linux_nodes *nodes, int pid,
 	return vcpu_file_read(root, pid, vc, LINUX_TASK_FILE_SCHED, &obs->sched);
 }
 
-static void
-vm_obs_free(struct vm_obs *o)
+void
+linux_vm_obs_free(struct linux_vm_obs *o)
 {
 	for (int i = 0; i < o->nr_vcpus; i++)
 		linux_sched_free(&o->vcpus[i].sched);
@@ -132,16 +121,34 @@ vm_obs_free(struct vm_obs *o)
 }
 
 static void
-vm_obs_read(const char *root, const struct linux_nodes *nodes, const struct linux_vm *vm,
-            struct vm_obs *o, struct linux_snap_aux *aux)
+vm_obs_free(struct vm_obs *o)
 {
+	if (!o->borrowed)
+		linux_vm_obs_free(&o->o);
+	o->borrowed = false;
+	o->o = (struct linux_vm_obs){0};
+}
+
+/*
+ * Read vm's vCPU threads into o, or, when vm is carried, borrow the owner's kept reading.
+ */
+static void
+vm_obs_read(const char *root, const struct linux_nodes *nodes, const struct linux_vm *vm,
+            struct vm_obs *obs, struct linux_snap_aux *aux)
+{
+	struct linux_vm_obs *o = &obs->o;
 	const char *what = "";
 
-	o->vm = vm;
+	obs->vm = vm;
+	if (vm->carried && vm->kept != NULL) {
+		obs->o = *vm->kept;
+		obs->borrowed = true;
+		return;
+	}
 	o->nr_vcpus = 0;
 	o->vcpus = xcalloc((size_t)vm->nr_vcpus + 1, sizeof(*o->vcpus));
 	for (int i = 0; i < vm->nr_vcpus; i++) {
-		struct vcpu_obs *v = &o->vcpus[o->nr_vcpus];
+		struct linux_vcpu_obs *v = &o->vcpus[o->nr_vcpus];
 		int ret = vcpu_read(root, nodes, vm->pid, &vm->vcpus[i], v, &what);
 
 		v->index = vm->vcpus[i].index;
@@ -151,7 +158,7 @@ vm_obs_read(const char *root, const struct linux_nodes *nodes, const struct linu
 		}
 		linux_sched_free(&v->sched);
 		if (ret != -ENOENT) {
-			vm_obs_free(o); /* malformed: skip the whole VM this round */
+			vm_obs_free(obs); /* malformed: skip the whole VM this round */
 			if (aux != NULL) {
 				aux->skipped++;
 				snprintf(aux->skip_reason, sizeof(aux->skip_reason),
@@ -161,6 +168,23 @@ vm_obs_read(const char *root, const struct linux_nodes *nodes, const struct linu
 			return;
 		}
 	}
+}
+
+/*
+ * Done with obs: a fresh reading goes to the owner's keeping, or, for a VM it keeps none of
+ * yet, to aux (may be NULL: freed).
+ */
+static void
+vm_obs_release(struct vm_obs *obs, struct linux_vm_obs *to_aux)
+{
+	struct linux_vm_obs *kept = obs->vm->kept != NULL ? obs->vm->kept : to_aux;
+
+	if (!obs->borrowed && kept != NULL) {
+		linux_vm_obs_free(kept);
+		*kept = obs->o;
+		obs->o = (struct linux_vm_obs){0};
+	}
+	vm_obs_free(obs);
 }
 
 static void
@@ -187,7 +211,7 @@ snap_nodes_fill(struct snapshot *snap, const struct linux_nodes *nodes)
  * on would keep showing the node it left (vnumad would judge it misplaced and pin it again).
  */
 static int
-vcpu_node(const struct vcpu_obs *v, const struct snapshot *snap)
+vcpu_node(const struct linux_vcpu_obs *v, const struct snapshot *snap)
 {
 	uint64_t allowed = v->allowed_nodes & nodemask_all_of(snap->nr_nodes);
 	int node = v->cpu >= 0 && v->cpu < snap->nr_cpus ? snap->cpu_node[v->cpu] : 0;
@@ -222,10 +246,11 @@ snap_vm_cells_fill(struct snap_vm *sv, const struct linux_qemu_numa *numa)
 }
 
 static void
-snap_vm_fill(struct snap_vm *sv, const struct vm_obs *o, const struct snapshot *snap,
+snap_vm_fill(struct snap_vm *sv, const struct vm_obs *obs, const struct snapshot *snap,
              const struct linux_nodes *nodes)
 {
-	const struct linux_vm *vm = o->vm;
+	const struct linux_vm *vm = obs->vm;
+	const struct linux_vm_obs *o = &obs->o;
 
 	sv->id = vm->pid;
 	memcpy(sv->name, vm->name, sizeof(sv->name));
@@ -237,7 +262,7 @@ snap_vm_fill(struct snap_vm *sv, const struct vm_obs *o, const struct snapshot *
 			sv->resident_mib[idx] = vm->resident_kib[n] / 1024;
 	}
 	for (int c = 0; c < o->nr_vcpus; c++) {
-		const struct vcpu_obs *v = &o->vcpus[c];
+		const struct linux_vcpu_obs *v = &o->vcpus[c];
 		struct snap_vcpu *sc = &sv->vcpus[c];
 		uint64_t *priv = (uint64_t *)sc->faults_private;
 		uint64_t *shared = (uint64_t *)sc->faults_shared;
@@ -274,8 +299,9 @@ max_cpu_id(const struct linux_nodes *nodes)
 /* The per-vCPU extras of aux for snapshot VM i, read as o. */
 static void
 snap_aux_fill(struct linux_snap_aux *aux, const struct snapshot *snap, int i,
-              const struct vm_obs *o, size_t vm_index)
+              const struct vm_obs *obs, size_t vm_index)
 {
+	const struct linux_vm_obs *o = &obs->o;
 	size_t first = (size_t)(snap->vms[i].vcpus - snap->vcpu_store);
 
 	aux->vm_of[i] = vm_index;
@@ -297,8 +323,8 @@ linux_snapshot_assemble(const char *root, const struct linux_nodes *nodes,
 
 	for (size_t i = 0; i < nr_vms; i++) {
 		vm_obs_read(root, nodes, &vms[i], &obs[nr_kept], aux);
-		if (obs[nr_kept].nr_vcpus > 0) {
-			nr_vcpus[nr_kept] = obs[nr_kept].nr_vcpus;
+		if (obs[nr_kept].o.nr_vcpus > 0) {
+			nr_vcpus[nr_kept] = obs[nr_kept].o.nr_vcpus;
 			total += nr_vcpus[nr_kept];
 			from[nr_kept++] = i;
 		} else {
@@ -309,6 +335,8 @@ linux_snapshot_assemble(const char *root, const struct linux_nodes *nodes,
 	snap_nodes_fill(snap, nodes);
 	if (aux != NULL) {
 		aux->vm_of = xcalloc((size_t)nr_kept + 1, sizeof(size_t));
+		aux->obs = xcalloc((size_t)nr_kept + 1, sizeof(*aux->obs));
+		aux->nr_obs = nr_kept;
 		aux->vcpu_ticks = xcalloc((size_t)total + 1, sizeof(uint64_t));
 		aux->vcpu_start_ticks = xcalloc((size_t)total + 1, sizeof(uint64_t));
 	}
@@ -316,7 +344,7 @@ linux_snapshot_assemble(const char *root, const struct linux_nodes *nodes,
 		snap_vm_fill(&snap->vms[i], &obs[i], snap, nodes);
 		if (aux != NULL)
 			snap_aux_fill(aux, snap, i, &obs[i], from[i]);
-		vm_obs_free(&obs[i]);
+		vm_obs_release(&obs[i], aux != NULL ? &aux->obs[i] : NULL);
 	}
 	free(obs);
 	free(from);
@@ -328,6 +356,11 @@ linux_snapshot_assemble(const char *root, const struct linux_nodes *nodes,
 void
 linux_snap_aux_free(struct linux_snap_aux *aux)
 {
+	for (int i = 0; aux->obs != NULL && i < aux->nr_obs; i++)
+		linux_vm_obs_free(&aux->obs[i]);
+	free(aux->obs);
+	aux->obs = NULL;
+	aux->nr_obs = 0;
 	free(aux->vm_of);
 	free(aux->vcpu_ticks);
 	free(aux->vcpu_start_ticks);

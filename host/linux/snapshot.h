@@ -8,9 +8,11 @@
 #ifndef VNUMAD_HOST_LINUX_SNAPSHOT_H
 #define VNUMAD_HOST_LINUX_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "host/linux/discover.h"
+#include "host/linux/procfs.h"
 #include "host/linux/sysfs.h"
 #include "policy/model.h"
 
@@ -33,6 +35,25 @@
 int linux_snapshot_build(const char *root, struct snapshot **out);
 
 /*
+ * One vCPU thread as read, and one VM's vCPU threads: what a backend keeps to assemble a VM it
+ * did not read this round (linux_vm.carried; linux_vm.kept points to it).
+ */
+struct linux_vcpu_obs {
+	int tid;
+	int index; /* n of "CPU n/KVM" */
+	int cpu;
+	bool cpu_allowed; /* cpu is in its affinity mask now */
+	uint64_t allowed_nodes;
+	uint64_t ticks, start_ticks;
+	struct linux_sched sched;
+};
+struct linux_vm_obs {
+	int nr_vcpus;
+	struct linux_vcpu_obs *vcpus; /* owned */
+};
+void linux_vm_obs_free(struct linux_vm_obs *o);
+
+/*
  * What a backend needs besides the snapshot, for the VMs it kept (those with vCPU threads):
  * which discovered VM each one is, which were left out and why, and per vCPU (in vcpu_store order)
  * its CPU time so far (utime + stime) and its start time, both in clock ticks.
@@ -41,13 +62,18 @@ struct linux_snap_aux {
 	size_t *vm_of;
 	uint64_t *vcpu_ticks;
 	uint64_t *vcpu_start_ticks;
+	/* Per snapshot VM whose reading the owner keeps none of yet (kept NULL): it, to take. */
+	struct linux_vm_obs *obs;
+	int nr_obs;
 	int skipped;           /* VMs left out because a thread's file was malformed */
 	char skip_reason[160]; /* the last such, e.g. "pid 5: task 7 sched: Invalid argument" */
 };
 
 /*
  * The snapshot part of linux_snapshot_build for nodes and VMs the caller read already; aux
- * (may be NULL) is filled for the caller to free with linux_snap_aux_free.  Always 0.
+ * (may be NULL) is filled for the caller to free with linux_snap_aux_free.  A VM with kept
+ * set has its new reading stored there (the old one freed), or, when carried, is assembled
+ * from it without reading anything.  Always 0.
  */
 int linux_snapshot_assemble(const char *root, const struct linux_nodes *nodes,
                             const struct linux_vm *vms, size_t nr_vms, struct snapshot **out,

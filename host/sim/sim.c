@@ -149,10 +149,13 @@ sim_new(const struct scenario *scn, const struct balancer_ops *bal, char *err, s
 			vm->vcpus[v].allowed = sim_all_nodes(sim);
 			vm->vcpus[v].preferred = -1;
 		}
+		sim_resid_vm_init(sim, i);
 	}
 	plan_init(&sim->plan);
 	sim->profile = scn->host_profile;
 	sim->caps = sim_balancer_caps(scn, bal);
+	sim->sense_resid =
+	    (bal->host_flags & BALANCER_HOST_RESIDENCY) != 0 && sim->profile != SIM_PROFILE_IDEAL;
 	sim_kernel_setup(sim, bal);
 	sim->started = scn->balancer_start_s <= 0 || (bal->host_flags & BALANCER_FULL_KNOWLEDGE);
 	sim->bal_state = bal->create ? bal->create(&args) : NULL;
@@ -218,8 +221,7 @@ sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm, bool kernel)
 	 */
 	svm->uptime_s = vm->touched ? fmax(sim->now_s - vm->start_s, SIM_MIN_UPTIME_S) : 0;
 	svm->mem_mib = (uint64_t)vm->nr_regions * SIM_REGION_MIB;
-	for (int n = 0; n < sim->nr_nodes; n++)
-		svm->resident_mib[n] = (uint64_t)vm->node_cnt[n] * SIM_REGION_MIB;
+	sim_resid_fill(sim, idx, svm, !kernel);
 	for (int v = 0; v < vm->nr_vcpus; v++) {
 		struct snap_vcpu *sc = &svm->vcpus[v];
 		struct sim_vcpu *vc = &vm->vcpus[v];
@@ -270,6 +272,8 @@ sim_snapshot_view(struct sim *sim, bool kernel)
 	free(vcpus);
 	snap->now_s = sim->now_s;
 	snap->caps = kernel ? sim->caps | HOST_CAP_VM_SAMPLING : sim->caps;
+	if (!kernel)
+		sim_resid_round(sim);
 	for (int n = 0; n < sim->nr_nodes; n++) {
 		uint64_t total = sim->topo->nodes[n].mem_mib;
 
@@ -477,10 +481,13 @@ sim_wall_ns(void)
 static int
 sim_call_balancer(struct sim *sim)
 {
-	struct snapshot *snap = sim_snapshot(sim);
+	struct snapshot *snap;
 	double t0;
 	int rc;
 
+	if (sim->observer != NULL)
+		sim->observer(sim->observer_arg, sim);
+	snap = sim_snapshot(sim);
 	plan_reset(&sim->plan);
 	t0 = sim_wall_ns();
 	rc = sim->bal->decide ? sim->bal->decide(sim->bal_state, snap, &sim->plan) : 0;
@@ -908,6 +915,27 @@ sim_vcpu_allowed(const struct sim *sim, int vm_idx, int vcpu)
 	return sim->vms[vm_idx].vcpus[vcpu].allowed;
 }
 
+void
+sim_set_observer(struct sim *sim, sim_observer_fn *fn, void *arg)
+{
+	sim->observer = fn;
+	sim->observer_arg = arg;
+}
+
+uint32_t
+sim_vcpu_node_changes(const struct sim *sim, int vm_idx, int vcpu)
+{
+	return sim->vms[vm_idx].vcpus[vcpu].node_changes;
+}
+
+uint64_t
+sim_vm_migrated_mib(const struct sim *sim, int vm_idx, bool kernel)
+{
+	const struct sim_vm *vm = &sim->vms[vm_idx];
+
+	return kernel ? vm->audit_kernel_migrated_mib : vm->audit_migrated_mib;
+}
+
 int
 sim_nr_vms(const struct sim *sim)
 {
@@ -933,6 +961,7 @@ sim_external_decide(void *state, const struct snapshot *snap, struct plan *plan)
 static const struct balancer_ops sim_external_ops = {
     .name = "external",
     .description = "driven by an outside agent through sim_apply_external()",
+    .host_flags = BALANCER_HOST_RESIDENCY, /* the agent is vnumad */
     .default_scan_mib_s = 0,
     .decide = sim_external_decide,
 };

@@ -40,8 +40,12 @@
  *    migrate-on-fault, its task placement of unpinned vCPUs, its own adaptive scan rate);
  *    fault counters fold in once per scan pass; no bind before first touch, no per-VM
  *    sampling, so the balancer first hears of a VM after its guest touched its RAM.
- *  - libvirt: what `vnumad --connect` has; today the same as linux.
- *  - ideal: every lever the model has, counters live, no kernel beside: research only.
+ *    vnumad's residency is what that host measures (sim_resid.c): numa_maps walks on its
+ *    cadence, else a page sample with its error bound, else the last figure adjusted.
+ *  - libvirt: what `vnumad --connect` has; the same levers as linux, residency from the
+ *    domain's cgroup between walks.
+ *  - ideal: every lever the model has, counters live, exact residency, no kernel beside:
+ *    research only.
  * Whatever the profile, the oracle keeps its full power (it is the yardstick), `autonuma` is
  * the kernel itself, and `static` keeps libvirt's bind at domain start (numatune), a lever
  * libvirt has on any host.  The enum is in scenario.h: a scenario run carries its profile.
@@ -120,9 +124,27 @@ int sim_vcpu_node(const struct sim *sim, int vm_idx, int vcpu);
 uint64_t sim_node_used_mib(const struct sim *sim, int node);
 /* Ground truth: the node mask vCPU vcpu of VM vm_idx may run on (its affinity). */
 uint64_t sim_vcpu_allowed(const struct sim *sim, int vm_idx, int vcpu);
+/*
+ * Audits, for tests only: node changes of vCPU vcpu of VM vm_idx caused by the balancer's
+ * own actions (its pins and flips; not the host scheduler's nor the kernel's task moves),
+ * and MiB of VM vm_idx's RAM migrated by the balancer (kernel = false) or by the kernel's
+ * balancing beside it (kernel = true), since the start of the run.
+ */
+uint32_t sim_vcpu_node_changes(const struct sim *sim, int vm_idx, int vcpu);
+uint64_t sim_vm_migrated_mib(const struct sim *sim, int vm_idx, bool kernel);
 /* Ground truth: VMs of the scenario (running or not) and VM vm_idx's vCPU count. */
 int sim_nr_vms(const struct sim *sim);
 int sim_vm_nr_vcpus(const struct sim *sim, int vm_idx);
+
+/*
+ * A test's observer: called with the model right before every call of the balancer (after
+ * that tick's departures, arrivals and first touches), so a test can read the ground truth
+ * the balancer is about to act on, e.g. where a new VM's vCPUs and memory were before the
+ * balancer first moved them.  It sees, and changes, nothing the balancer gets: a run with an
+ * observer is the same run, bit for bit.  NULL removes it.
+ */
+typedef void sim_observer_fn(void *arg, const struct sim *sim);
+void sim_set_observer(struct sim *sim, sim_observer_fn *fn, void *arg);
 
 struct host;
 /* The model behind a simulated host (host_sim_open), for tests; NULL for any other host. */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "host/linux/residency.h"
 #include "host/sim/sim.h"
 #include "host/topology.h"
 
@@ -74,6 +75,16 @@ struct sim_vm {
 	uint64_t mig_done_mib, mig_failed_mib;
 	/* The kernel's own migrate-on-fault when it runs beside the balancer (its feedback). */
 	uint64_t kmig_done_mib, kmig_failed_mib;
+	/* Audits for the property tests: MiB of it moved by the balancer / the kernel beside. */
+	uint64_t audit_migrated_mib, audit_kernel_migrated_mib;
+	/*
+	 * The residency a balancer with BALANCER_HOST_RESIDENCY sees (sim_resid.c): the Linux
+	 * host's per-VM state, the VM's own PRNG for its samples (never the model's rng), and
+	 * the node QEMU's own memory sits on (the libvirt profile's cgroup), -1 until first seen.
+	 */
+	struct linux_resid resid;
+	struct util_rng resid_rng;
+	int qemu_node;
 };
 
 struct sim_move {
@@ -114,6 +125,9 @@ struct sim {
 	enum sim_profile profile;
 	unsigned caps;
 	bool kernel_numa; /* migrate-on-fault in the scanner (autonuma, or the kernel beside) */
+	/* The balancer sees residency as the profile's real host senses it (sim_resid.c). */
+	bool sense_resid;
+	struct linux_resid_budget resid_budget; /* the host-wide walk budget */
 	const struct balancer_ops *kernel;
 	void *kernel_state;
 	double kernel_next_s;
@@ -129,6 +143,9 @@ struct sim {
 	uint64_t vcpu_moves, oom, node_overfill, calls;
 	uint64_t max_vcpu_node_changes, policy_mode_actions, policy_node_violations;
 	double balancer_ns;
+	/* Test-only observer (sim_set_observer), called before each balancer call. */
+	sim_observer_fn *observer;
+	void *observer_arg;
 	int nr_samples, cap_samples;
 	double *series, *mig_series;
 };
@@ -143,6 +160,13 @@ void sim_move_enqueue(struct sim *sim, int vm_idx, const struct plan_mem_move *m
 void sim_migrate_tick(struct sim *sim);
 void sim_sample_tick(struct sim *sim, struct sim_vm *vm);
 void sim_vm_access_dist(const struct sim *sim, const struct sim_vm *vm, int vcpu, double *p);
+
+/* sim_resid.c */
+void sim_resid_vm_init(struct sim *sim, int idx);
+/* A balancer's round begins: refill the walk budget. */
+void sim_resid_round(struct sim *sim);
+/* VM idx's residency into svm: as the balancer's host senses it when sensed, else exact. */
+void sim_resid_fill(struct sim *sim, int idx, struct snap_vm *svm, bool sensed);
 
 /* sim_sched.c */
 void sim_sched_place_new(struct sim *sim, struct sim_vm *vm);

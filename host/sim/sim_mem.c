@@ -283,10 +283,13 @@ sim_region_migrate(struct sim *sim, struct sim_vm *vm, uint32_t r, int to, bool 
 	sim->node_traffic_mib[from] += SIM_REGION_MIB;
 	sim->node_traffic_mib[to] += SIM_REGION_MIB;
 	sim->migrated_mib += SIM_REGION_MIB;
-	if (kernel_beside)
+	if (kernel_beside) {
 		sim->kernel_migrated_mib += SIM_REGION_MIB;
-	else
+		vm->audit_kernel_migrated_mib += SIM_REGION_MIB;
+	} else {
 		sim->sec_migrated_mib += SIM_REGION_MIB;
+		vm->audit_migrated_mib += SIM_REGION_MIB;
+	}
 }
 
 /* Work on one queued move; returns the budget left. */
@@ -311,6 +314,8 @@ sim_move_work(struct sim *sim, struct sim_move *m, double budget_mib)
 		}
 		sim_region_migrate(sim, vm, m->cursor, m->to, false);
 		vm->mig_done_mib += SIM_REGION_MIB;
+		/* the Linux host's residency figure learns of its own moves so (residency.h) */
+		linux_resid_moved(&vm->resid, m->from, m->to, (uint64_t)SIM_REGION_MIB << 20);
 		m->left_mib = m->left_mib > SIM_REGION_MIB ? m->left_mib - SIM_REGION_MIB : 0;
 		budget_mib -= SIM_REGION_MIB;
 	}

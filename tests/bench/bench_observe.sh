@@ -10,9 +10,15 @@
 #   BENCH_OBSERVE_CONFIGS   which configurations, comma-separated names (default: all, below)
 #   BENCH_OBSERVE_JSON=1    the same as --json
 #   BENCH_OBSERVE_SYSCALL_SECONDS  the window counting vnumad's system calls (default 10)
+#   BENCH_OBSERVE_SETTLE_SECONDS  how long vnumad runs before the windows open (default 45: VMs
+#                           it has just found are read every round for 30 s, then less often
+#                           once settled; docs/linux-host.md, "Reading settled VMs less often")
+#   BENCH_OBSERVE_CPU_CAP   vnumad's observe_cpu_cap (default: vnumad's own default)
 #   BENCH_OBSERVE_PROCS     idle filler processes beside the VMs, standing for the host's other
 #                           processes (default 100)
 #   BENCH_OBSERVE_NUMAD_ARGS  numad's options besides -H 0 -l 6 (default "-i 15", Debian's)
+#   BENCH_OBSERVE_PIDNS     host (default) or private: where vnumad, numad and the stand-ins
+#                           run (below)
 #   VNUMAD_BINDIR           the build directory (default build/ beside tests/)
 #
 # Per configuration it starts the stand-ins (each first-touches its RAM, then is stopped with
@@ -31,10 +37,16 @@
 # vCPU, per GiB with THP, per GiB with 4 KiB pages and per other process, and extrapolates to
 # 64 VMs x 16 GiB (512 vCPUs) at a 1-s round.
 #
-# Everything runs in a private PID, mount and IPC namespace (unshare(1)): vnumad and numad see
-# only the stand-ins and the fillers, not whatever else runs here (another test's QEMU would
-# count as a VM); numad's pid file, log and message queue are private; when the namespace's
-# first process ends, the kernel kills whatever is left in it.  numad scans processes only on
+# Everything runs in a private mount and IPC namespace (unshare(1)): numad's pid file, log and
+# message queue are private.  With BENCH_OBSERVE_PIDNS=host (the default) vnumad and numad run
+# in the initial PID namespace, as a systemd service does, and see every process of the host
+# besides the stand-ins and the fillers (counted as "other processes"); there vnumad learns of
+# new and ended processes from the kernel's process events instead of listing /proc each round
+# (docs/linux-host.md), which the kernel gives only in the initial namespaces; nothing else may
+# run a QEMU or a vnuma-load meanwhile (it would count as a VM: the configuration then fails).
+# With BENCH_OBSERVE_PIDNS=private a private PID namespace is added: they see only the
+# stand-ins and the fillers, vnumad lists /proc every round, and when the namespace's first
+# process ends the kernel kills whatever is left in it.  numad scans processes only on
 # a host with two or more nodes, so it runs in a mount namespace of its own over a copy of
 # /sys/devices/system/node that splits this machine's CPUs into two nodes; vnumad sees the
 # real one.  numad is given -H 0 so it leaves khugepaged's scan period alone.
@@ -51,6 +63,7 @@ NUMAD_ARGS_DEFAULT="-i 15"
 READS=5             # numa_maps reads per configuration, the max reported
 START_TIMEOUT_S=600 # for all stand-ins of a configuration to have touched their RAM
 WARMUP_ROUNDS=3     # vnumad rounds before the window opens (the first ones discover)
+SETTLE_SECONDS=${BENCH_OBSERVE_SETTLE_SECONDS:-45}
 MEM_SPARE_MIB=2048  # MemAvailable that must remain after a configuration's guest RAM
 # The extrapolation: 64 VMs x 16 GiB, 8 vCPUs each, beside 1000 other processes.
 EXT_VMS=64
@@ -111,6 +124,10 @@ cpu_ticks() { awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print
 
 rounds() { "$VNUMACTL" -c "$T/sock" --json status 2>/dev/null | jq -r '.rounds // empty'; }
 nr_vms() { "$VNUMACTL" -c "$T/sock" --json status 2>/dev/null | jq -r '.nr_vms // empty'; }
+# walks: "WALKS OVER_5MS MAX_MS SKIPPED" of vnumad's numa_maps walks since it started (-1: unknown)
+walks() {
+	"$VNUMACTL" -c "$T/sock" --json status 2>/dev/null | jq -r '"\(.observe_walks_total // -1) \(.observe_walks_over_5ms_total // -1) \(.observe_walk_max_ms // -1) \(.observe_walks_skipped_total // -1)"'
+}
 
 # kill_wait PID...: SIGKILL and reap (a stopped process dies of SIGKILL too).
 kill_wait() {
@@ -302,16 +319,20 @@ run_config() {
 		}
 		sleep 0.1
 	done
+	sleep "$SETTLE_SECONDS"
+	say "$name: vnumad's $("$VNUMACTL" -c "$T/sock" status 2>/dev/null | grep -o 'process events: [^;]*')"
 	set -- /proc/[0-9]*
 	nprocs=$#
 	others=$((nprocs - vms))
 
 	# the window: CPU, rounds, wall
 	h0=$(cpu_ticks)
+	wk0=$(walks)
 	r0=$(rounds) w0=$(now_ns) c0=$(cpu_ns $VPID) s0=$(stat_ns $VPID)
 	[ -n "$NPID" ] && nc0=$(cpu_ns "$NPID") ns0=$(numad_scans)
 	sleep "$WINDOW"
 	r1=$(rounds) w1=$(now_ns) c1=$(cpu_ns $VPID) s1=$(stat_ns $VPID)
+	wk1=$(walks)
 	h1=$(cpu_ticks)
 	load1=$(cut -d' ' -f1 /proc/loadavg)
 	nc1='' ns1=
@@ -348,7 +369,8 @@ run_config() {
 		-v thp="$thp_kib" -v others="$others" -v r0="$r0" -v r1="$r1" -v w0="$w0" -v w1="$w1" \
 		-v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v nc0="${nc0:-}" -v nc1="${nc1:-}" \
 		-v ns0="${ns0:-}" -v ns1="${ns1:-}" -v sc="$sc" -v q0="${q0:-}" -v q1="${q1:-}" \
-		-v nm="${nm:-}" -v npid="$NPID_DONE" -v h0="$h0" -v h1="$h1" -v load1="$load1" 'BEGIN {
+		-v nm="${nm:-}" -v npid="$NPID_DONE" -v h0="$h0" -v h1="$h1" -v load1="$load1" \
+		-v wk0="${wk0:--1}" -v wk1="${wk1:--1}" 'BEGIN {
 		wall = (w1 - w0) / 1e9; rd = r1 - r0
 		gib_thp = thp / 1048576; gib_4k = (rss - thp) / 1048576
 		v_pct = 100 * (c1 - c0) / 1e9 / wall
@@ -367,9 +389,15 @@ run_config() {
 		split(nm, q, " "); nm = q[1]; nm_cpu = q[2] == "" ? -1 : q[2]
 		split(h0, a0, " "); split(h1, a1, " ")
 		busy = a1[2] > a0[2] ? 100 * (a1[1] - a0[1]) / (a1[2] - a0[2]) : -1
-		printf "%s %d %d %.4f %.4f %d %.2f %d %.3f %.3f %.3f %.3f %.3f %d %.1f %.1f %.2f %.1f %s %.2f\n",
+		# walks in the window; over 5 ms, the longest and the first walks skipped since start
+		split(wk0, k0, " "); split(wk1, k1, " ")
+		wk_win = (k0[1] >= 0 && k1[1] >= 0) ? k1[1] - k0[1] : -1
+		wk_over = k1[2] == "" ? -1 : k1[2]; wk_max = k1[3] == "" ? -1 : k1[3]
+		wk_skip = k1[4] == "" ? -1 : k1[4]
+		printf "%s %d %d %.4f %.4f %d %.2f %d %.3f %.3f %.3f %.3f %.3f %d %.1f %.1f %.2f %.1f %s %.2f %d %d %.1f %d\n",
 			name, vms, vcpus, gib_thp, gib_4k, others, wall, rd, v_pct, v_stat_pct, v_ms,
-			n_pct, n_ms, n_scans, sys_r, open_r, nm, busy, load1, nm_cpu
+			n_pct, n_ms, n_scans, sys_r, open_r, nm, busy, load1, nm_cpu, wk_win, wk_over,
+			wk_max, wk_skip
 	}' >>"$T/results"
 }
 
@@ -397,6 +425,8 @@ if [ "${1:-}" = --inner ]; then
 		policy_dir = $T/policy.d
 		log_target = stderr
 	EOF
+	[ -n "${BENCH_OBSERVE_CPU_CAP:-}" ] &&
+		echo "observe_cpu_cap = $BENCH_OBSERVE_CPU_CAP" >>"$T/vnumad.conf"
 	mkdir -p "$T/policy.d"
 	: >"$T/results"
 	: >"$T/notes"
@@ -427,6 +457,8 @@ function col(v, d, w) { return v < 0 ? sprintf("%" w "s", "-") : sprintf("%" w "
 	x[n, 6] = $6; wall[n] = $7; rd[n] = $8; vpct[n] = $9; vspct[n] = $10; y[n] = $11
 	npct[n] = $12; nms[n] = $13; nscans[n] = $14; sysr[n] = $15; openr[n] = $16; nm[n] = $17
 	busy[n] = NF >= 18 ? $18 : -1; load1[n] = NF >= 19 ? $19 : -1; nmcpu[n] = NF >= 20 ? $20 : -1
+	wkwin[n] = NF >= 24 ? $21 : -1; wkover[n] = NF >= 24 ? $22 : -1
+	wkmax[n] = NF >= 24 ? $23 : -1; wkskip[n] = NF >= 24 ? $24 : -1
 	# weights: the noise of a busy machine is about proportional to the value, so each
 	# configuration counts by its relative error
 	w[n] = 1 / ($11 > 1 ? $11 : 1) ^ 2
@@ -504,6 +536,7 @@ END {
 			printf "\"host_busy_pct\":%s,\"loadavg_1min\":%s,", num(busy[i], 1), num(load1[i], 2)
 			printf "\"vnumad\":{\"core_pct\":%s,\"core_pct_stat\":%s,\"cpu_ms_per_round\":%s,", num(vpct[i], 3), num(vspct[i], 3), num(y[i], 3)
 			printf "\"syscalls_per_round\":%s,\"openat_per_round\":%s,\"numa_maps_read_ms_max\":%s,\"numa_maps_read_cpu_ms_max\":%s},", num(sysr[i], 1), num(openr[i], 1), num(nm[i], 2), num(nmcpu[i], 2)
+			printf "\"walks_in_window\":%s,\"walks_over_5ms_total\":%s,\"walk_max_ms\":%s,\"walks_skipped_total\":%s,", num(wkwin[i], 0), num(wkover[i], 0), num(wkmax[i], 1), num(wkskip[i], 0)
 			printf "\"numad\":{\"core_pct\":%s,\"cpu_ms_per_scan\":%s,\"scans\":%s}}", num(npct[i], 3), num(nms[i], 3), nscans[i] < 0 ? "null" : nscans[i]
 		}
 		printf "],\"fit_rms_relative\":%s,\"fit_exact\":%s,\"fit_ms_per_round\":{", fitted ? sprintf("%.4f", sqrt(rss / m)) : "null", fitted && m <= nt ? "true" : "false"
@@ -519,10 +552,12 @@ END {
 	printf "\nvnumad --host linux (sample_period 1 s) beside %s, %d-s window per configuration.\n", numad == "" ? "no numad" : "numad -H 0 -l 6 " numad_args, window
 	printf "CPU time: %s; system calls: %s over %d s; numa_maps: longest of %d reads of one VM.\n", cpusrc == "schedstat" ? "run time of /proc/PID/task/*/schedstat" : "utime+stime of /proc/PID/stat", scsrc == "none" ? "not counted" : scsrc, scw, reads
 	printf "Stand-ins stopped (SIGSTOP) after first-touching their RAM; %d idle filler processes; load average at the end %s.\n\n", procs, load
-	printf "%-15s %4s %5s %7s %7s %5s | %7s %8s %8s %7s %9s | %7s %8s | %5s %5s\n", "config", "VMs", "vCPUs", "GiB_thp", "GiB_4k", "procs", "vnumad%", "ms/round", "sys/rnd", "open/rd", "nmaps_ms", "numad%", "ms/scan", "host%", "load"
+	printf "%-15s %4s %5s %7s %7s %5s | %7s %8s %8s %7s %9s | %7s %8s %5s | %5s %5s %6s %5s | %5s %5s\n", "config", "VMs", "vCPUs", "GiB_thp", "GiB_4k", "procs", "vnumad%", "ms/round", "sys/rnd", "open/rd", "nmaps_ms", "numad%", "ms/scan", "ratio", "walks", ">5ms", "max_ms", "skip", "host%", "load"
 	for (i = 1; i <= n; i++)
-		printf "%-15s %4d %5d %7.2f %7.2f %5d | %7s %8s %8s %7s %9s | %7s %8s | %5s %5s\n", name[i], x[i, 2], x[i, 3], x[i, 4], x[i, 5], x[i, 6], col(vpct[i], 2, 7), col(y[i], 2, 8), col(sysr[i], 0, 8), col(openr[i], 0, 7), col(nm[i], 1, 9), col(npct[i], 3, 7), col(nms[i], 2, 8), col(busy[i], 0, 5), col(load1[i], 1, 5)
-	printf "(host%%: the whole machine busy over the window, all CPUs; load: 1-min load average at its end)\n"
+		printf "%-15s %4d %5d %7.2f %7.2f %5d | %7s %8s %8s %7s %9s | %7s %8s %5s | %5s %5s %6s %5s | %5s %5s\n", name[i], x[i, 2], x[i, 3], x[i, 4], x[i, 5], x[i, 6], col(vpct[i], 2, 7), col(y[i], 2, 8), col(sysr[i], 0, 8), col(openr[i], 0, 7), col(nm[i], 1, 9), col(npct[i], 3, 7), col(nms[i], 2, 8), col(npct[i] > 0 && vpct[i] >= 0 ? vpct[i] / npct[i] : -1, 1, 5), col(wkwin[i], 0, 5), col(wkover[i], 0, 5), col(wkmax[i], 1, 6), col(wkskip[i], 0, 5), col(busy[i], 0, 5), col(load1[i], 1, 5)
+	printf "(ratio: vnumad%% / numad%%; walks: vnumad'"'"'s numa_maps walks in the window; >5ms, max_ms, skip: since it\n"
+	printf "started, the walks over 5 ms, the longest, the first walks skipped; host%%: the whole machine busy\n"
+	printf "over the window, all CPUs; load: 1-min load average at its end)\n"
 	if (!fitted) { printf "\nNot enough configurations to fit the terms of vnumad CPU per round.\n"; exit 0 }
 	printf "\nFit of vnumad CPU ms per round (least squares over %d configurations, each weighted by\n1/value^2; rms relative residual %.1f %%):\n", m, 100 * sqrt(rss / m)
 	lab[1] = "constant"; lab[2] = "per VM"; lab[3] = "per vCPU"; lab[4] = "per GiB, THP"; lab[5] = "per GiB, 4 KiB pages"; lab[6] = "per other process"
@@ -531,6 +566,8 @@ END {
 	printf "Extrapolated to %d VMs x %d GiB (%d GiB, %d vCPUs, %d other processes), 1-s rounds:\n", evms, egib / evms, egib, evcpus, eprocs
 	printf "  THP:         %s\n", ext_thp < 0 ? "- (no THP term fitted)" : sprintf("%.1f %% of a core (%.0f ms per round)", ext_thp / 10, ext_thp)
 	printf "  4 KiB pages: %s\n", ext_4k < 0 ? "- (no 4 KiB term fitted)" : sprintf("%.1f %% of a core (%.0f ms per round)", ext_4k / 10, ext_4k)
+	printf "  (linear, uncapped: settled VMs are read under observe_cpu_cap and walks within their own\n"
+	printf "  budget, which this fit of runs below both does not model; docs/linux-host.md)\n"
 	nn = split(notes skipped, nt_, "|")
 	for (i = 1; i <= nn; i++) if (nt_[i] != "") printf "note: %s\n", nt_[i]
 }' "$1/results"
@@ -588,8 +625,18 @@ for b in "$VNUMAD" "$VNUMACTL" "$LOAD"; do
 		exit 1
 	}
 done
-unshare --pid --fork --mount-proc --mount --ipc true 2>/dev/null ||
-	skip "unshare cannot make a PID, mount and IPC namespace here"
+PIDNS=${BENCH_OBSERVE_PIDNS:-host}
+case $PIDNS in
+host) unshare --mount --ipc true 2>/dev/null || skip "unshare cannot make a mount and IPC namespace here" ;;
+private)
+	unshare --pid --fork --mount-proc --mount --ipc true 2>/dev/null ||
+		skip "unshare cannot make a PID, mount and IPC namespace here"
+	;;
+*)
+	echo "bench_observe: BENCH_OBSERVE_PIDNS is host or private, not '$PIDNS'" >&2
+	exit 2
+	;;
+esac
 case $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) in
 *"[always]"*) echo "bench_observe: note: THP is 'always', so the 4k configurations get huge" \
 	"pages too; their GiB are counted where they are (AnonHugePages)" >&2 ;;
@@ -614,7 +661,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/bench-observe.XXXXXX") || exit 1
 UPID='' INTR=''
 cleanup() {
 	rc=$?
-	if [ -n "$UPID" ]; then
+	if [ -n "$UPID" ] && [ "$PIDNS" = host ]; then
+		# the inner script's own trap stops what it started
+		kill -TERM "$UPID" 2>/dev/null
+		wait "$UPID" 2>/dev/null
+	elif [ -n "$UPID" ]; then
 		# unshare ignores SIGTERM while it waits for its child, the namespace's first process:
 		# that one is killed, and the kernel ends everything in the namespace with it
 		for c in $({ cat /proc/"$UPID"/task/*/children; pgrep -P "$UPID"; } 2>/dev/null); do
@@ -635,12 +686,16 @@ trap 'INTR=1; exit 1' HUP INT TERM
 
 nconf=$(echo "$CONFIGS" | tr ',' '\n' | grep -c .)
 say "$nconf configuration(s), ${WINDOW}-s window each + ${SYSCALL_WINDOW} s of system calls;" \
-	"CPU time of vnumad and numad; syscalls by $SYSCALL_SOURCE"
+	"CPU time of vnumad and numad; syscalls by $SYSCALL_SOURCE; PID namespace: $PIDNS"
 t0=$(date +%s)
 # --kill-child: should this script be stopped, unshare's end kills the namespace's first
 # process, and with it everything in the namespace.
-unshare --pid --fork --kill-child --mount-proc --mount --ipc --propagation private \
-	sh "$HERE/bench_observe.sh" --inner "$T" &
+if [ "$PIDNS" = host ]; then
+	unshare --mount --ipc --propagation private sh "$HERE/bench_observe.sh" --inner "$T" &
+else
+	unshare --pid --fork --kill-child --mount-proc --mount --ipc --propagation private \
+		sh "$HERE/bench_observe.sh" --inner "$T" &
+fi
 UPID=$!
 wait $UPID
 rc=$?

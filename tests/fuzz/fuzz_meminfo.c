@@ -1,7 +1,8 @@
 /*
  * fuzz_meminfo.c - libFuzzer target for node<N>/meminfo (host/linux/sysfs.c, parsed as node
  * 0); the other sysfs and small /proc parsers (cpulist/online id lists, distance rows,
- * /proc/vmstat, kernel.numa_balancing) ride along on the same input.
+ * /proc/vmstat, kernel.numa_balancing) and cgroup v2's memory.numa_stat (host/linux/cgroup.c)
+ * ride along on the same input.
  *
  * Built and run by `make fuzz` (docs/fuzzing.md; `make fuzz FUZZ_TARGETS=meminfo`).
  *
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "host/linux/cgroup.h"
 #include "host/linux/procfs.h"
 #include "host/linux/sysfs.h"
 
@@ -45,6 +47,19 @@ fuzz_meminfo_lists(const char *text, size_t size)
 	free(ids);
 }
 
+/* memory.numa_stat: 0 or -EINVAL, and never a node past LINUX_CGROUP_MAX_NODES. */
+static void
+fuzz_meminfo_numa_stat(const char *text, size_t size)
+{
+	struct linux_cgroup_numa *cg = malloc(sizeof(*cg));
+	int ret = linux_cgroup_numa_stat_parse(text, size, cg);
+
+	if ((ret != 0 && ret != -EINVAL) || cg->nr_nodes < 0 ||
+	    cg->nr_nodes > LINUX_CGROUP_MAX_NODES)
+		abort();
+	free(cg);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -61,5 +76,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ret = linux_numa_balancing_parse(text, size, &mode);
 	if (!fuzz_meminfo_known(ret) || mode < 0 || mode > 3)
 		abort();
+	fuzz_meminfo_numa_stat(text, size);
 	return 0;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_cli_simulate.sh - `vnumactl simulate` end to end on a tiny scenario: bad scenario files
 # and bad options exit 1 with an error naming the problem, --policy picks the results,
-# --json is deterministic apart from the measured balancer_ms, --plot writes an SVG.
+# --json is deterministic apart from the measured balancer_ms (under every profile), --plot
+# writes an SVG.
 set -u
 
 : "${VNUMAD_BINDIR:?set VNUMAD_BINDIR to the build directory}"
@@ -103,6 +104,17 @@ grep -v '"balancer_ms"' "$tmp/out" >"$tmp/json1"
 run "$VNUMACTL" --json simulate --policy=oracle,none "$tmp/tiny.json"
 grep -v '"balancer_ms"' "$tmp/out" >"$tmp/json2"
 cmp -s "$tmp/json1" "$tmp/json2" || fail "two identical runs differ"
+
+# So under the real profiles, whose residency vnumad senses by sampling (host/sim/sim_resid.c).
+for profile in linux libvirt; do
+	suite=$VNUMAD_SRCDIR/tests/sim/04-shared-private.json
+	run "$VNUMACTL" simulate "$suite" --json --host-profile "$profile"
+	[ "$status" -eq 0 ] || fail "--host-profile $profile: exit status $status: $(cat "$tmp/err")"
+	grep -v '"balancer_ms"' "$tmp/out" >"$tmp/json1"
+	run "$VNUMACTL" simulate "$suite" --json --host-profile "$profile"
+	grep -v '"balancer_ms"' "$tmp/out" >"$tmp/json2"
+	cmp -s "$tmp/json1" "$tmp/json2" || fail "two identical runs under $profile differ"
+done
 
 # vs_oracle is measured against the oracle even when it is not reported.
 run "$VNUMACTL" simulate "$tmp/tiny.json" --policy vnumad --json

@@ -210,7 +210,12 @@ dest=$(( (home + 2) % 4 ))
 ctl migrate web2 --node "$dest" --timeout 60 >/dev/null
 m=$(jctl vminfo web2)
 check "$m" ".resident_mib[$dest] == .memory_mib" "migrate: all memory on node $dest"
-check "$m" ".counters.pages_migrated >= 8192 * 256" "migrate: pages counted"
+# vnumad counts its own moves only: under the linux host profile the kernel's balancing
+# migrates part of the memory beside it (1.39 of 2.10 M pages were vnumad's in one run), and
+# a page the kernel pulled back is moved again (2.12 M in another), so its count lies between
+# one page and twice the VM (the bound of test_props: twice what the layout needed).
+check "$m" ".counters.pages_migrated > 0 and .counters.pages_migrated <= 2 * 8192 * 256" \
+	"migrate: pages counted"
 check "$(jctl stats web2)" '.counters.pages_migrated > 0' "stats VM"
 check "$(jctl events --vm web2 --limit 0)" '[.events[].kind] | index("move") != null' "events --vm"
 

@@ -15,7 +15,7 @@ UNIT=$S/packaging/vnumad.service
 # NUMA scanner protected accessible again (unprotect.c), and its control socket's poll loop.
 NEEDED="sched_setaffinity sched_getaffinity move_pages process_vm_readv set_mempolicy poll ppoll gettid
 openat read pread64 getdents64 readlinkat socket bind listen accept4 sendmsg recvmsg
-clock_gettime nanosleep kill"
+clock_gettime nanosleep kill sendto recvfrom setsockopt"
 # What the unit's comments say vnumad can never do.
 DENIED="process_vm_writev ptrace"
 

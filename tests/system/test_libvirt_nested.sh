@@ -414,7 +414,7 @@ kernel.numa_balancing=1" ram_on "$A" 1); then
 		LATE_FAIL="$LATE_FAIL
     step 5: $out
     vminfo $A: $(jctl vminfo "$A" | jq -c '{home, state, pending_mib, resident_mib,
-		sampling_source, counters}')"
+		resident_source, resident_age_s, resident_err_mib, sampling_source, counters}')"
 		guest_evidence step-5
 		lvt_say "FAIL (noted, the test goes on): step 5: $out"
 	fi

@@ -5,6 +5,8 @@
 #            bound to node 1's memory and node 0's CPUs (tests/touch_mem) has its memory on
 #            node 1, and with kernel.numa_balancing=1 its thread gets numa_faults lines with
 #            faults counted in /proc/PID/task/TID/sched (the kernel's NUMA hinting faults work);
+#            vnumad's page sampler, on 64 MiB laid out 5/8 on node 0 and 3/8 on node 1, gives
+#            figures within their error bound of numa_maps (tests/unit/test_linux_resid_live.c);
 #   4 nodes: four nodes, 21 to the neighbours and 31 to the far node on the ring;
 #   lockup:  the harness boots a guest again, once, when its kernel locked up: a 1-node guest
 #            that writes a soft lockup report to the console and resets on its first attempt,
@@ -133,12 +135,25 @@ guest_second_attempt() {
 	exit 0
 }
 
+# vnumad's page sampler (host/linux/residency.c) on a known two-node layout, its figure and
+# error bound against numa_maps (tests/unit/test_linux_resid_live.c), with kernel.numa_balancing
+# as guest_balancing left it.
+guest_resid_sampler() {
+	t=${VNUMAD_BINDIR:?}/tests/test_linux_resid_live
+	[ -x "$t" ] || fail "$t is not built"
+	out=$("$t" 2>&1) || fail "the page sampler against numa_maps: $out"
+	line=$(echo "$out" | grep '^resid-live: nodes=2 ') ||
+		fail "the page sampler was not checked on two nodes: $out"
+	ok "the page sampler's bound holds against numa_maps: ${line#resid-live: }"
+}
+
 guest_main() {
 	case $1 in
 	2)
 		guest_topology 2
 		guest_distances "10 21" "21 10"
 		guest_balancing
+		guest_resid_sampler
 		;;
 	4)
 		guest_topology 4

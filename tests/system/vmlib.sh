@@ -680,7 +680,9 @@ vl_vm_table() {
 #                   sample at or before T seconds;
 #   converge_s      the time of the first sample after which host locality stays >=
 #                   VL_CONVERGED_LOCALITY up to the end, or never;
-#   migrated, numa_migrated   vmstat deltas from the first sample to the last;
+#   migrated, numa_migrated   vmstat deltas to the last sample from the "base" line
+#                   (vl_vmstat_base) when FILE has one, else from the first sample (which, on
+#                   a busy machine, can come seconds after the run started);
 #   whole           VMs whole in the last sample, as k/n;
 #   vcpu_load       per node, the vCPUs that last ran there / its CPUs, in the last sample
 #                   (node:k/n,...): locality alone would not show VMs stacked on one node;
@@ -710,11 +712,17 @@ vl_series_summary() {
 			onnode[vn[i]]++
 		next
 	}
+	$1 == "base" {
+		based = 1
+		m0 = f["migrated"]
+		n0 = f["numa_migrated"]
+		next
+	}
 	$1 == "host" {
 		s++
 		t[s] = f["t"] + 0
 		loc[s] = f["locality"] + 0
-		if (s == 1) {
+		if (s == 1 && !based) {
 			m0 = f["migrated"]
 			n0 = f["numa_migrated"]
 		}
@@ -756,6 +764,21 @@ vl_series_summary() {
 		out = out sprintf(" migrated=%d numa_migrated=%d whole=%s vcpu_load=%s min_free_pct=%.1f samples=%d end_s=%.1f", m1 - m0, n1 - n0, endwhole, vload, minfree, s, t[s])
 		print out
 	}' "$1"
+}
+
+# vl_vmstat_base: a "base" line (t= seconds since VL_T0, migrated=, numa_migrated= as in a
+# host line) of /proc/vmstat now, with shell built-ins only (no program to start in a busy
+# guest): written into a samples file at t0, it is where vl_series_summary counts the run's
+# migrations from.
+vl_vmstat_base() {
+	vl_m='' vl_n=''
+	while read -r vl_k vl_v; do
+		case $vl_k in
+		pgmigrate_success) vl_m=$vl_v ;;
+		numa_pages_migrated) vl_n=$vl_v ;;
+		esac
+	done </proc/vmstat
+	echo "base t=$(vl_since "$VL_T0_CS") migrated=${vl_m:-0} numa_migrated=${vl_n:-0}"
 }
 
 # The VMs' accesses per second summed over them, from their summary lines (vl_vms_stop makes

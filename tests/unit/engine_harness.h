@@ -62,6 +62,7 @@ struct hw_vm {
 	int nr_vcpus;
 	uint64_t mem_mib;
 	uint64_t resident[HW_MAX_NODES];
+	uint64_t resident_err_mib; /* the snapshot's bound on each node's error (0: exact) */
 	int nr_cells;
 	struct snap_cell cells[HW_MAX_NODES];
 	int vcpu_cell[HW_MAX_VCPUS];
@@ -248,6 +249,7 @@ hw_fill_vm(struct hw *hw, struct hw_vm *w, struct snap_vm *vm, const double *dem
 	vm->mem_mib = w->mem_mib;
 	for (int n = 0; n < hw->nr_nodes; n++)
 		vm->resident_mib[n] = w->resident[n];
+	vm->resident_err_mib = w->resident_err_mib;
 	vm->policy = w->policy;
 	vm->mig_done_mib = w->done_mib;
 	vm->mig_failed_mib = w->failed_mib;

@@ -6,6 +6,8 @@
  *   ltu_numa_parse_list  linux_qemu_numa_parse on a NULL-terminated option list, after an
  *                        argv[0] of "qemu-system-x86_64"
  *   ltu_now_s            the monotonic clock, seconds
+ *   ltu_opens_now        files this thread has opened through fileio so far (fileio.h)
+ *   ltu_dir_remove       remove a test's temporary tree (a message, not a failure, if not)
  *   ltu_load_start       start $VNUMAD_BINDIR/guest-tools/vnuma-load --name <name> with the
  *                        NULL-terminated extra arguments given, its stdout to /dev/null
  *   ltu_load_stop        stop it (SIGTERM) and reap it
@@ -31,6 +33,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "host/fileio.h"
 #include "host/linux/qemu_numa.h"
 
 /* Entries of an argument vector built here: argv[0], the arguments and the closing NULL. */
@@ -103,6 +106,25 @@ ltu_numa_parse_list(struct linux_qemu_numa *n, ...)
 	if (argc < 0)
 		fail_msg("ltu_numa_parse_list: more than %d arguments", LTU_ARGS_MAX - 2);
 	return linux_qemu_numa_parse(argc, argv, n);
+}
+
+static inline uint64_t
+ltu_opens_now(void)
+{
+	struct fileio_counts c;
+
+	fileio_counts_get(&c);
+	return c.opens;
+}
+
+static inline void
+ltu_dir_remove(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		print_message("could not remove %s\n", dir);
 }
 
 static inline double

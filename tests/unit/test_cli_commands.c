@@ -719,6 +719,32 @@ test_render_vminfo_cells(void **state)
 	json_object_put(data);
 }
 
+/* Where the residency figure came from, on a host that says so; nothing on an exact one. */
+static void
+test_render_vminfo_residency(void **state)
+{
+	struct json_object *data = parse(vminfo_json);
+	struct util_buf buf = {0};
+	static const char want[] = "\nmemory per node:\n"
+	                           "  residency: sampled, 1.0 s old, +/- 37 MiB per node\n"
+	                           "node  resident_gib  share\n";
+
+	(void)state;
+	cmd_vminfo_render(&buf, data);
+	assert_null(strstr(buf.data, "residency:"));
+	free(buf.data);
+	memset(&buf, 0, sizeof(buf));
+	json_object_object_add(data, "resident_source", json_object_new_string("sampled"));
+	json_object_object_add(data, "resident_age_s", json_object_new_double(1.0));
+	json_object_object_add(data, "resident_err_mib", json_object_new_int64(37));
+	cmd_vminfo_render(&buf, data);
+	if (strstr(buf.data, want) == NULL)
+		fprintf(stderr, "got:\n%s\n", buf.data);
+	assert_non_null(strstr(buf.data, want));
+	free(buf.data);
+	json_object_put(data);
+}
+
 static void
 test_render_vminfo(void **state)
 {
@@ -1276,6 +1302,7 @@ main(void)
 	    cmocka_unit_test(test_shell_loop),
 	    cmocka_unit_test(test_render_list),
 	    cmocka_unit_test(test_render_vminfo_cells),
+	    cmocka_unit_test(test_render_vminfo_residency),
 	    cmocka_unit_test(test_render_vminfo),
 	    cmocka_unit_test(test_render_host),
 	    cmocka_unit_test(test_render_events),

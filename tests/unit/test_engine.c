@@ -722,6 +722,69 @@ test_guard_host_rate(void **state)
 	}
 }
 
+/*
+ * Rule: a residency figure's error bound does not stop moves (the migrator moves only what it
+ * finds).  A VM homed on node
+ * 0 has 300 MiB left on node 1: all of it moves whatever the bound.
+ */
+static void
+test_guard_resident_err(void **state)
+{
+	static const uint64_t err_mib[] = {0, 100, 400};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(err_mib) / sizeof(err_mib[0]); i++) {
+		struct hw *hw = scene_memory_home(1, 8 * GIB);
+		uint64_t total = 0;
+
+		hw->vms[0].resident[0] = 8 * GIB - 300;
+		hw->vms[0].resident[1] = 300;
+		hw->vms[0].resident_err_mib = err_mib[i];
+		for (int r = 0; r < 6; r++)
+			total += plan_moved_mib(hw_step(hw), -1);
+		assert_true(total >= 300 - 4 && total <= 300); /* moves are in even MiB */
+		hw_free(hw);
+	}
+}
+
+/*
+ * Rule: a node's projected room counts each VM's residency as its figure less the error
+ * bound: with a bound of 100 MiB both the VM's home (memory still to come) and the node it
+ * leaves (memory freed) have 100 MiB less room.
+ */
+static void
+test_room_resident_err(void **state)
+{
+	struct hw *hw = *state = scene_memory_home(1, 8 * GIB);
+	int64_t room[2][2];
+
+	hw->vms[0].resident[0] = 8 * GIB - 300;
+	hw->vms[0].resident[1] = 300;
+	hw_step(hw); /* places the VM */
+	for (int i = 0; i < 2; i++) {
+		hw->snap->vms[0].resident_err_mib = i == 0 ? 0 : 100;
+		engine_nodes_init(hw->engine, hw->snap);
+		for (int n = 0; n < 2; n++)
+			room[i][n] = engine_room_mib(hw->engine, hw->snap, n, false);
+	}
+	assert_true(room[0][0] - room[1][0] == 100);
+	assert_true(room[0][1] - room[1][1] == 100);
+}
+
+/* What surely sits on a node: the figure less its bound, never below 0. */
+static void
+test_resident_sure(void **state)
+{
+	uint64_t res[2] = {300, 50};
+	struct snap_vm vm = {.resident_mib = res, .resident_err_mib = 100};
+
+	(void)state;
+	assert_int_equal(snap_vm_resident_sure_mib(&vm, 0), 200);
+	assert_int_equal(snap_vm_resident_sure_mib(&vm, 1), 0);
+	vm.resident_err_mib = 0;
+	assert_int_equal(snap_vm_resident_sure_mib(&vm, 1), 50);
+}
+
 /* Rule: a VM's policy rate caps its own moves; others use the rest of the budget. */
 static void
 test_guard_vm_rate(void **state)
@@ -1375,6 +1438,9 @@ main(void)
 	    ENGINE_TEST(test_numacore_end_state),
 	    ENGINE_TEST(test_guard_headroom),
 	    ENGINE_TEST(test_guard_host_rate),
+	    ENGINE_TEST(test_guard_resident_err),
+	    cmocka_unit_test(test_resident_sure),
+	    ENGINE_TEST(test_room_resident_err),
 	    ENGINE_TEST(test_guard_vm_rate),
 	    ENGINE_TEST(test_guard_vm_rate_cells),
 	    ENGINE_TEST(test_guard_migrate_no),

@@ -8,9 +8,14 @@
  * - a new pid is picked up, a vanished one forgotten, a reused one (new start time, other
  *   command line) read afresh, and a process that exec()ed into QEMU is found at once while
  *   young, else by the rescan;
+ * - with process events (procconn.h) in place of the listing: a process is seen when its
+ *   fork is reported, judged again on an exec() or a reused pid, forgotten on its exit, and
+ *   the listing read only at the first scan, after lost events and at the rescan;
  * - a replaced vCPU thread, an unnamed thread that names itself, and the kept fds closed with
  *   their thread;
- * - through the Linux host: a second snapshot opens fewer files, and says how many;
+ * - through the Linux host: a second snapshot opens fewer files, and says how many; a settled
+ *   VM is carried (its last reading, nothing of it opened but its stat) until it is due or
+ *   watched, and then read afresh;
  * - a kept fd of a process that died reads as gone (-ENOENT) and is closed (this machine).
  * The scans are given their time, so nothing here depends on the clock.
  */
@@ -33,6 +38,7 @@
 #include "host/fileio.h"
 #include "host/host.h"
 #include "host/linux/discover_cache.h"
+#include "host/linux/linux_host.h"
 #include "host/linux/pfile.h"
 #include "host/linux/snapshot.h"
 #include "linux_test_util.h"
@@ -178,36 +184,34 @@ static int
 tree_teardown(void **state)
 {
 	struct tree *t = *state;
-	char cmd[128];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
-	if (system(cmd) != 0)
-		print_message("could not remove %s\n", t->root);
+	ltu_dir_remove(t->root);
 	free(t);
 	return 0;
 }
 
-static uint64_t
-opens_now(void)
+/* One scan at now_s from delta (NULL: a listing); the number of VMs, *opens the files it
+ * opened. */
+static size_t
+scan_delta(struct linux_discover_cache *c, const struct tree *t, double now_s,
+           const struct linux_proc_delta *delta, struct linux_vm **vms, uint64_t *opens)
 {
-	struct fileio_counts c;
+	uint64_t before = ltu_opens_now();
+	size_t nr = 0;
 
-	fileio_counts_get(&c);
-	return c.opens;
+	assert_int_equal(linux_discover_cache_scan_delta(c, t->root, now_s, delta, vms, &nr, NULL),
+	                 0);
+	if (opens != NULL)
+		*opens = ltu_opens_now() - before;
+	return nr;
 }
 
-/* One scan at now_s; the number of VMs, *opens the files it opened. */
+/* One scan at now_s, listing <root>/proc (as scan_delta without events). */
 static size_t
 scan(struct linux_discover_cache *c, const struct tree *t, double now_s, struct linux_vm **vms,
      uint64_t *opens)
 {
-	uint64_t before = opens_now();
-	size_t nr = 0;
-
-	assert_int_equal(linux_discover_cache_scan(c, t->root, now_s, vms, &nr, NULL), 0);
-	if (opens != NULL)
-		*opens = opens_now() - before;
-	return nr;
+	return scan_delta(c, t, now_s, NULL, vms, opens);
 }
 
 static const struct linux_vm *
@@ -339,6 +343,88 @@ test_new_and_vanished(void **state)
 	linux_discover_cache_free(c);
 }
 
+/*
+ * With process events the listing of /proc is read only at the first scan, when events were
+ * lost and at the rescan: a process that appears without an event is not seen, one whose
+ * fork is reported is; an exec() is judged at once even when the process is not young; an
+ * exit is trusted; a pid's last event says whether it is there; young processes are not
+ * re-read.
+ */
+static void
+test_scan_from_events(void **state)
+{
+	struct tree *t = *state;
+	struct linux_discover_cache *c = linux_discover_cache_new(-1);
+	struct linux_proc_delta d = {0};
+	struct linux_vm *vms;
+	uint64_t opens;
+	size_t nr;
+
+	assert_int_equal(nr = scan_delta(c, t, 0, &d, &vms, NULL), 1); /* lists: the first scan */
+	linux_vms_free(vms, nr);
+	assert_int_equal(linux_discover_cache_listings(c), 1);
+	tree_qemu(t, 6000, "db", 7000);
+	assert_int_equal(nr = scan_delta(c, t, 1, &d, &vms, &opens), 1); /* no event: unseen */
+	linux_vms_free(vms, nr);
+	assert_int_equal(opens, 2); /* the task directory and numa_maps: no listing, no comms */
+	linux_proc_delta_add(&d, 6000, LINUX_PROC_EVENT_NEW);
+	assert_int_equal(nr = scan_delta(c, t, 2, &d, &vms, NULL), 2);
+	assert_string_equal(vm_of(vms, nr, 6000)->name, "db");
+	linux_vms_free(vms, nr);
+	linux_proc_delta_clear(&d);
+
+	tree_qemu(t, 4001, "execd", 60); /* bash, listed 100 s ago, exec()s into QEMU */
+	linux_proc_delta_add(&d, 4001, LINUX_PROC_EVENT_CHANGED);
+	assert_int_equal(nr = scan_delta(c, t, 100, &d, &vms, NULL), 3);
+	assert_string_equal(vm_of(vms, nr, 4001)->name, "execd");
+	linux_vms_free(vms, nr);
+	linux_proc_delta_clear(&d);
+
+	/* 6000 ends and its pid is reused by another QEMU, in one round: there, judged again */
+	tree_qemu(t, 6000, "db2", 7000);
+	linux_proc_delta_add(&d, 6000, LINUX_PROC_EVENT_EXIT);
+	linux_proc_delta_add(&d, 6000, LINUX_PROC_EVENT_NEW);
+	linux_proc_delta_add(&d, 4001, LINUX_PROC_EVENT_EXIT); /* and 4001 ends */
+	assert_int_equal(nr = scan_delta(c, t, 101, &d, &vms, NULL), 2);
+	assert_string_equal(vm_of(vms, nr, 6000)->name, "db2");
+	assert_null(vm_of(vms, nr, 4001));
+	linux_vms_free(vms, nr);
+	linux_proc_delta_clear(&d);
+	assert_int_equal(linux_discover_cache_listings(c), 1);
+
+	/* lost events: the listing is read once, and finds 4001 still there */
+	d.full = true;
+	assert_int_equal(nr = scan_delta(c, t, 102, &d, &vms, NULL), 3);
+	linux_vms_free(vms, nr);
+	linux_proc_delta_clear(&d);
+	assert_int_equal(linux_discover_cache_listings(c), 2);
+	/* and at the rescan period, events or not */
+	assert_int_equal(nr = scan_delta(c, t, LINUX_DISCOVER_RESCAN_S + 1, &d, &vms, NULL), 3);
+	linux_vms_free(vms, nr);
+	assert_int_equal(linux_discover_cache_listings(c), 3);
+	linux_proc_delta_free(&d);
+	linux_discover_cache_free(c);
+}
+
+/* Beyond LINUX_PROC_DELTA_MAX_EVENTS a delta is full: the next scan lists. */
+static void
+test_delta_bounded(void **state)
+{
+	struct linux_proc_delta d = {0};
+
+	(void)state;
+	for (int i = 0; i < LINUX_PROC_DELTA_MAX_EVENTS; i++)
+		linux_proc_delta_add(&d, 100 + i, LINUX_PROC_EVENT_NEW);
+	assert_false(d.full);
+	linux_proc_delta_add(&d, 7, LINUX_PROC_EVENT_EXIT);
+	assert_true(d.full);
+	assert_int_equal(d.nr, LINUX_PROC_DELTA_MAX_EVENTS);
+	linux_proc_delta_clear(&d);
+	assert_false(d.full);
+	assert_int_equal(d.nr, 0);
+	linux_proc_delta_free(&d);
+}
+
 /* The same pid with a new start time and another command line is read afresh. */
 static void
 test_pid_reuse(void **state)
@@ -406,9 +492,9 @@ test_thread_replaced(void **state)
 	assert_tids(&vms[0], 5101, 5104);
 	assert_int_equal(opens, 3 + 1);                       /* and the new thread's comm */
 	assert_int_equal(linux_discover_cache_fds(c), 1 + 3); /* 5102's closed */
-	opens = opens_now();
+	opens = ltu_opens_now();
 	linux_snapshot_assemble(t->root, &nodes, vms, nr, &snap, NULL);
-	assert_int_equal(opens_now() - opens, 3); /* 5104's files; 5101's are kept */
+	assert_int_equal(ltu_opens_now() - opens, 3); /* 5104's files; 5101's are kept */
 	assert_int_equal(snap->vms[0].vcpus[1].tid, 5104);
 	snapshot_free(snap);
 	linux_vms_free(vms, nr);
@@ -494,14 +580,96 @@ test_host_observe_cost(void **state)
 	              (unsigned long long)second.opens);
 	assert_true(second.opens < first.opens);
 	/*
-	 * numa_balancing, the nodes (4 files), /proc, the task directory, numa_maps; and, if the
-	 * snapshots were less than LINUX_DISCOVER_YOUNG_S apart, the comms of the 3 others
+	 * node0's meminfo, opened to be kept (the first snapshot read the nodes whole; online and
+	 * numa_balancing stay open from it: nodes_reader.h), /proc, the task directory (numa_maps
+	 * was walked by the first snapshot and is due again only LINUX_RESIDENCY_WALK_S later,
+	 * residency.h); and, if the snapshots were less than LINUX_DISCOVER_YOUNG_S apart, the
+	 * comms of the 3 others
 	 */
-	assert_true(second.opens == 1 + 4 + 3 || second.opens == 1 + 4 + 3 + 3);
-	assert_int_equal(second.kept_fds, 1 + 2 * 3 + 1); /* QEMU's stat, vCPUs', uptime */
+	assert_true(second.opens == 1 + 2 || second.opens == 1 + 2 + 3);
+	/* QEMU's stat, vCPUs', uptime; online, numa_balancing and node0's meminfo */
+	assert_int_equal(second.kept_fds, 1 + 2 * 3 + 1 + 3);
 	snprintf(err, sizeof(err), "observing, last round: %llu opens",
 	         (unsigned long long)second.opens);
 	assert_non_null(strstr(h->ops->describe(h), err));
+	h->ops->close(h);
+}
+
+/* vCPU 0 of the QEMU process with hinting faults: private on node 0. */
+static void
+tree_faults(const struct tree *t, unsigned long private0)
+{
+	char rel[128], text[512];
+
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/sched", QEMU_PID, QEMU_PID + 1);
+	snprintf(text, sizeof(text),
+	         "CPU 0/KVM (%d, #threads: 3)\n"
+	         "-------------------------------------------------------------------\n"
+	         "se.sum_exec_runtime                          :            1.000000\n"
+	         "numa_faults node=0 task_private=%lu task_shared=0 group_private=0 "
+	         "group_shared=0\n",
+	         QEMU_PID + 1, private0);
+	tree_putf(t, rel, text);
+}
+
+/*
+ * Through the Linux host: a VM the plan finds settled and not due is carried - the snapshot
+ * shows its last reading, says how old it is, and opens nothing of it (its stat is kept open) -
+ * and a watch (vnumad acted on it) has it read afresh at the next snapshot.
+ */
+static void
+test_host_carries_settled_vm(void **state)
+{
+	struct tree *t = *state;
+	struct host_observe_cost cost;
+	struct linux_host *lh;
+	struct snapshot *snap;
+	struct host *h;
+	char err[256];
+
+	tree_faults(t, 0);
+	assert_int_equal(host_linux_open(t->root, 100, &h, err, sizeof(err)), 0);
+	lh = (struct linux_host *)h;
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_int_equal(snap->nr_vms, 1);
+	assert_true(snap->vms[0].observed_age_s == 0);
+	snapshot_free(snap);
+	/* settled since long, read 5 s ago, next due in 8 */
+	assert_int_equal(lh->nr_vms, 1);
+	lh->vms[0].obs = (struct linux_obs_vm){
+	    .read_s = linux_host_clock_s() - 5, .period_s = 8, .active_until_s = 0};
+	tree_faults(t, 4000); /* a change the carried snapshot must not show */
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_int_equal(snap->nr_vms, 1);
+	assert_string_equal(snap->vms[0].name, "web");
+	assert_int_equal(snap->vms[0].nr_vcpus, 2);
+	assert_true(snap->vms[0].observed_age_s >= 5);
+	assert_int_equal(snap->vms[0].vcpus[0].faults_private[0], 0);
+	snapshot_free(snap);
+	assert_int_equal(h->ops->observe_cost(h, &cost), 0);
+	assert_int_equal(cost.vms_read, 0);
+	assert_int_equal(cost.vms_carried, 1);
+	/* node0's meminfo (opened to be kept, as in test_host_observe_cost), /proc; and maybe
+	 * the comms of 3 young others */
+	assert_true(cost.opens == 1 + 1 || cost.opens == 1 + 1 + 3);
+	assert_true(cost.cpu_cap_percent == LINUX_OBSERVE_CPU_CAP_PERCENT);
+	/* vnumad pins one of its vCPUs: read at the next snapshot, the new faults seen */
+	h->ops->watch_vm(h, QEMU_PID);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_true(snap->vms[0].observed_age_s == 0);
+	assert_int_equal(snap->vms[0].vcpus[0].faults_private[0], 4000);
+	snapshot_free(snap);
+	assert_int_equal(h->ops->observe_cost(h, &cost), 0);
+	assert_int_equal(cost.vms_read, 1);
+	assert_int_equal(cost.reads_total, 2);
+	assert_int_equal(cost.carried_total, 1);
+	/* and without a cap nothing changes in that: the plan still carries a settled VM */
+	host_linux_set_observe_cap(h, 0);
+	lh->vms[0].obs = (struct linux_obs_vm){
+	    .read_s = linux_host_clock_s() - 1, .period_s = 8, .active_until_s = 0};
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_true(snap->vms[0].observed_age_s >= 1);
+	snapshot_free(snap);
 	h->ops->close(h);
 }
 
@@ -583,11 +751,15 @@ main(void)
 	    cmocka_unit_test_setup_teardown(test_young_exec, tree_setup, tree_teardown),
 	    cmocka_unit_test_setup_teardown(test_rescan_period, tree_setup, tree_teardown),
 	    cmocka_unit_test_setup_teardown(test_new_and_vanished, tree_setup, tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_scan_from_events, tree_setup, tree_teardown),
+	    cmocka_unit_test(test_delta_bounded),
 	    cmocka_unit_test_setup_teardown(test_pid_reuse, tree_setup, tree_teardown),
 	    cmocka_unit_test_setup_teardown(test_thread_replaced, tree_setup, tree_teardown),
 	    cmocka_unit_test_setup_teardown(test_thread_named_late, tree_setup, tree_teardown),
 	    cmocka_unit_test_setup_teardown(test_uncached_discover, tree_setup, tree_teardown),
 	    cmocka_unit_test_setup_teardown(test_host_observe_cost, tree_setup, tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_host_carries_settled_vm, tree_setup,
+	                                    tree_teardown),
 	    cmocka_unit_test(test_pfile_dead_task),
 	    cmocka_unit_test_setup_teardown(test_pfile_pool_bound, tree_setup, tree_teardown),
 	};

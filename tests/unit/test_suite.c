@@ -21,7 +21,11 @@
  *    beyond what first touch alone did: none's peak); its own migration never exceeds the
  *    rate limit (the kernel's migrate-on-fault beside it is not vnumad's to pace);
  *  - policies hold: no action on advisory/manual/off VMs, never outside a VM's allowed nodes;
- *  - it never does worse than no balancing at all (`none`), adverse workloads included.
+ *  - it never does worse than no balancing at all (`none`), adverse workloads included;
+ *  - issue 15's properties (tests/unit/prop_check.h, watched through the whole run): no
+ *    lasting overcommit beside idle CPUs, and per VM its vCPU moves and migrated GiB bounded
+ *    by what its final layout needed.  A failure known and reported to the engine's owners is
+ *    listed in suite_known_failures, with its numbers; only that property is excused there.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -38,6 +42,7 @@
 #include "host/sim/scenario.h"
 #include "host/sim/sim.h"
 #include "policy/engine_internal.h"
+#include "tests/unit/prop_check.h"
 #include "tests/unit/suite_files.h"
 
 /* "Clearly below": at least 5 % less work than the best static placement. */
@@ -47,6 +52,45 @@
 #define SUITE_MAX_VCPU_CHANGES 3
 #define SUITE_MAX_FILL         0.95
 #define SUITE_ORACLE_FILL      0.90
+
+/*
+ * Public scenarios on which vnumad's engine breaks one of issue 15's properties (prop_check.h),
+ * reported with the numbers; the listed properties only, on that scenario and profile.
+ */
+static const struct prop_known suite_known_failures[] = {
+    {"13-4node-32vms", SIM_PROFILE_IDEAL, PROP_FAIL_OVERCOMMIT,
+     "issue 15: node 2 at 33.40 runnable vCPUs on 32 CPUs for 290 s (bound 40 s) while VM vm06 "
+     "may use a node with a whole idle CPU (ideal profile only; linux holds)"},
+    {"14-late-start", SIM_PROFILE_IDEAL, PROP_FAIL_OVERCOMMIT,
+     "issue 15: node 3 at 17.00 runnable vCPUs on 16 CPUs for 400 s (t = 200-600 s; bound 40 s) "
+     "while VM app1 may use a node with a whole idle CPU (ideal profile only; linux holds)"},
+    {NULL, SIM_PROFILE_NR, 0, NULL},
+};
+
+/*
+ * Issue 15's properties on vnumad's watched run (never below none is checked above).  Returns
+ * whether one broke unexcused; the profile's test fails after all scenarios ran, so one run
+ * lists every failure.
+ */
+static bool
+suite_check_props(const struct scenario *scn, const struct prop_run *pr,
+                  const struct sim_result *vn, const struct sim_result *none)
+{
+	char what[96];
+	const char *why = NULL;
+	unsigned failed, known;
+
+	snprintf(what, sizeof(what), "%s %s", scn->name, sim_profile_name(scn->host_profile));
+	failed = prop_check(pr, vn, none, what) & ~PROP_FAIL_NONE;
+	known = prop_known_find(suite_known_failures, scn->name, scn->host_profile, &why) & failed;
+	if (known)
+		print_message("KNOWN FAILURE %s (properties 0x%x): %s\n", what, known, why);
+	if (failed & ~known)
+		print_message("FAILED %s: vnumad broke issue 15's properties 0x%x (above)\n", what,
+		              failed & ~known);
+	fflush(stdout);
+	return (failed & ~known) != 0;
+}
 
 static bool
 suite_memory_starts_wrong(const struct scenario *scn)
@@ -136,19 +180,26 @@ suite_check_vnumad(const struct scenario *scn, const struct sim_result *vn,
 		         none->throughput, suite_has_adverse(scn) ? " on an adverse workload" : "");
 }
 
-static void
+/* Returns whether issue 15's properties failed (every other check fails the test at once). */
+static bool
 suite_check_scenario(const char *path, enum sim_profile profile)
 {
 	struct sim_result res[8];
 	struct scenario *scn = NULL;
+	struct prop_run pr;
+	bool props_failed;
 	char err[512];
 	int nr = 0, oracle = -1, none = -1, vn = -1;
 
 	if (scenario_load_file(path, &scn, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	scn->host_profile = profile;
+	prop_init(&pr, scn);
 	for (int i = 0; sim_balancers[i] != NULL; i++, nr++) {
-		if (sim_run(scn, sim_balancers[i], &res[i], err, sizeof(err)) < 0)
+		bool watched = strcmp(sim_balancers[i]->name, "vnumad") == 0;
+
+		if ((watched ? prop_run(scn, sim_balancers[i], &res[i], &pr, err, sizeof(err))
+		             : sim_run(scn, sim_balancers[i], &res[i], err, sizeof(err))) < 0)
 			fail_msg("%s: %s", path, err);
 		if (strcmp(sim_balancers[i]->name, "oracle") == 0)
 			oracle = i;
@@ -169,6 +220,7 @@ suite_check_scenario(const char *path, enum sim_profile profile)
 	}
 	assert_true(oracle >= 0 && none >= 0 && vn >= 0);
 	suite_check_vnumad(scn, &res[vn], &res[none], &res[oracle]);
+	props_failed = suite_check_props(scn, &pr, &res[vn], &res[none]);
 	for (int i = 0; i < nr && scn->oracle_note == NULL; i++)
 		if (res[i].throughput > res[oracle].throughput)
 			fail_msg("%s: %s throughput %.1f beats the oracle's %.1f", scn->name,
@@ -179,7 +231,9 @@ suite_check_scenario(const char *path, enum sim_profile profile)
 		         scn->name, res[none].throughput / res[oracle].throughput);
 	for (int i = 0; i < nr; i++)
 		sim_result_free(&res[i]);
+	prop_free(&pr);
 	scenario_free(scn);
+	return props_failed;
 }
 
 static void
@@ -187,12 +241,15 @@ suite_run_profile(enum sim_profile profile)
 {
 	const char *only = getenv("VNUMAD_SUITE_ONLY");
 	static struct suite_files sf;
+	int props_failed = 0;
 
 	suite_files_list(&sf);
 	assert_true(sf.nr >= 10);
 	for (int i = 0; i < sf.nr; i++)
 		if (only == NULL || strstr(sf.path[i], only) != NULL)
-			suite_check_scenario(sf.path[i], profile);
+			props_failed += suite_check_scenario(sf.path[i], profile);
+	if (props_failed > 0)
+		fail_msg("%d scenarios broke issue 15's properties (listed above)", props_failed);
 }
 
 /* The headline: what `vnumad --host linux` can do and sense. */
