@@ -17,6 +17,9 @@
  *     only the sure part (figure less bound) stopped every move on the emulated 2-node host,
  *     where the kernel's NUMA scanner keeps much of a VM's RAM unreadable to move_pages and so
  *     the sampled bound wide;
+ *   - per guest cell, when the host measures each cell's residency (struct snap_cell): each
+ *     cell's RAM off its home moves home, so two cells that hold each other's share of a node
+ *     (right per VM, wrong per cell) are seen; then by the sure part of each cell's figure;
  *   - by back-off: a VM whose migration failed waits ENGINE_BACKOFF_BASE_S, doubled per failure.
  */
 #include <stdio.h>
@@ -101,6 +104,61 @@ engine_emit_move(struct engine *e, const struct snap_vm *vm, const struct eng_gr
 	return mib;
 }
 
+/*
+ * Whether every compact group of the VM is a guest cell whose own residency the host measures
+ * (struct snap_cell.resident_mib): then each cell's memory is planned by itself.
+ */
+static bool
+engine_cells_measured(const struct eng_vm *ev, const struct snap_vm *vm)
+{
+	int compact = 0;
+
+	for (int i = 0; i < ev->nr_groups; i++) {
+		const struct eng_group *g = &ev->groups[i];
+
+		if (g->spanning)
+			continue;
+		if (g->cell < 0 || g->cell >= vm->nr_cells ||
+		    vm->cells[g->cell].resident_mib == NULL)
+			return false;
+		compact++;
+	}
+	return compact > 0;
+}
+
+/*
+ * Compact cell groups with measured cells: what surely sits of a cell's own RAM off its home
+ * (figure less bound) goes home.  A VM-wide figure cannot see two cells that each hold the
+ * other's share of a node (the VM's total per node is then right); this can.  The sure part,
+ * not the figure: a cell's figure comes from a fraction of the VM's sample, and a page or two
+ * of sampling noise on a node that holds none of the cell would be a move of nothing.
+ */
+static void
+engine_plan_cells(struct engine *e, const struct snapshot *snap, const struct eng_vm *ev,
+                  const struct snap_vm *vm, struct plan *plan)
+{
+	for (int i = 0; i < ev->nr_groups; i++) {
+		const struct eng_group *g = &ev->groups[i];
+		const struct snap_cell *cell;
+		double allow;
+		int h;
+
+		if (g->spanning)
+			continue;
+		cell = &vm->cells[g->cell];
+		h = nodemask_first(g->home);
+		allow = engine_vm_allowance(e, vm, engine_group_pace(g));
+		for (int n = 0; n < snap->nr_nodes && allow >= 2; n++) {
+			double want = (double)snap_cell_resident_sure_mib(cell, n);
+
+			if (n == h || want < 2)
+				continue;
+			allow -= (double)engine_emit_move(e, vm, g, n, h,
+			                                  want < allow ? want : allow, plan);
+		}
+	}
+}
+
 /* Compact groups: surplus on non-home nodes goes to the homes short of memory. */
 static void
 engine_plan_compact(struct engine *e, const struct snapshot *snap, const struct eng_vm *ev,
@@ -108,6 +166,11 @@ engine_plan_compact(struct engine *e, const struct snapshot *snap, const struct 
 {
 	int64_t surplus[UTIL_MAX_NODES], expect[UTIL_MAX_NODES] = {0};
 	int nn = snap->nr_nodes;
+
+	if (engine_cells_measured(ev, vm)) {
+		engine_plan_cells(e, snap, ev, vm, plan);
+		return;
+	}
 
 	for (int i = 0; i < ev->nr_groups; i++)
 		if (!ev->groups[i].spanning)

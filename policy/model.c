@@ -73,10 +73,29 @@ snapshot_new(int nr_nodes, int nr_cpus, int nr_vms, const int *vm_vcpus)
 	return snap;
 }
 
+static void
+snapshot_vm_cells_free(struct snap_vm *vm)
+{
+	for (int c = 0; c < vm->nr_cells && vm->cells != NULL; c++) {
+		free(vm->cells[c].resident_mib);
+		free(vm->cells[c].resident_err_mib);
+	}
+	free(vm->cells);
+}
+
+void
+snapshot_cell_resident_alloc(struct snap_cell *cell, int nr_nodes)
+{
+	free(cell->resident_mib);
+	free(cell->resident_err_mib);
+	cell->resident_mib = xcalloc((size_t)nr_nodes + 1, sizeof(uint64_t));
+	cell->resident_err_mib = xcalloc((size_t)nr_nodes + 1, sizeof(uint64_t));
+}
+
 void
 snapshot_vm_set_cells(struct snap_vm *vm, int nr_cells)
 {
-	free(vm->cells);
+	snapshot_vm_cells_free(vm);
 	free(vm->vcpu_cell);
 	vm->nr_cells = nr_cells;
 	vm->cells = nr_cells ? xcalloc((size_t)nr_cells, sizeof(*vm->cells)) : NULL;
@@ -89,7 +108,7 @@ snapshot_free(struct snapshot *snap)
 	if (snap == NULL)
 		return;
 	for (int i = 0; i < snap->nr_vms; i++) {
-		free(snap->vms[i].cells);
+		snapshot_vm_cells_free(&snap->vms[i]);
 		free(snap->vms[i].vcpu_cell);
 	}
 	free(snap->nodes);

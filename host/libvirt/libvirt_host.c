@@ -284,6 +284,9 @@ lvh_nodeset_mask(const struct libvirt_host *lh, const struct lv_idset *set)
 	return mask ? mask : NODEMASK_ALL;
 }
 
+/* Cells whose per-cell residency a VM keeps when the domain XML names the same cells. */
+#define LVH_CELLS_KEPT 16
+
 /* Guest cells from the domain XML, when they cover the VM's vCPUs as observed. */
 static void
 lvh_vm_cells(struct snap_vm *vm, const struct lv_domain *dom)
@@ -292,12 +295,33 @@ lvh_vm_cells(struct snap_vm *vm, const struct lv_domain *dom)
 
 	for (int c = 0; c < dom->nr_cells; c++)
 		nr += dom->cells[c].vcpus.nr;
+	struct snap_cell kept[LVH_CELLS_KEPT] = {{0}};
+	int nr_kept = 0;
+
 	if (dom->nr_cells == 0 || nr != vm->nr_vcpus)
 		return;
+	/* the Linux side's per-cell residency of the same cells stays (struct snap_cell) */
+	if (vm->nr_cells == dom->nr_cells && vm->nr_cells <= LVH_CELLS_KEPT) {
+		for (int c = 0; c < vm->nr_cells; c++) {
+			kept[c] = vm->cells[c];
+			if (kept[c].mem_start_mib != dom->cells[c].start_mib ||
+			    kept[c].mem_mib != dom->cells[c].memory_mib)
+				nr_kept = -1;
+		}
+		if (nr_kept == 0) {
+			nr_kept = vm->nr_cells;
+			for (int c = 0; c < vm->nr_cells; c++)
+				vm->cells[c].resident_mib = vm->cells[c].resident_err_mib = NULL;
+		}
+	}
 	snapshot_vm_set_cells(vm, dom->nr_cells);
 	for (int c = 0; c < dom->nr_cells; c++) {
 		vm->cells[c].mem_start_mib = dom->cells[c].start_mib;
 		vm->cells[c].mem_mib = dom->cells[c].memory_mib;
+		if (c < nr_kept) {
+			vm->cells[c].resident_mib = kept[c].resident_mib;
+			vm->cells[c].resident_err_mib = kept[c].resident_err_mib;
+		}
 		for (int i = 0; i < dom->cells[c].vcpus.nr; i++)
 			for (int v = 0; v < vm->nr_vcpus; v++) /* cells name libvirt's numbers */
 				if (vm->vcpus[v].index == dom->cells[c].vcpus.ids[i])

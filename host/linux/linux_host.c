@@ -318,6 +318,17 @@ lh_vm_resid(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv, 
 	    .query_ctx = lh->resid_query_ctx,
 	    .kernel_moved_kib = lh_vm_kernel_moved_kib(lh, vm),
 	};
+
+	vm->nr_cells = 0;
+	if (lv->numa.nr_cells >= 2 && lv->numa.nr_cells <= LINUX_RESID_MAX_CELLS &&
+	    vm->ram_error[0] == '\0') {
+		for (int c = 0; c < lv->numa.nr_cells; c++)
+			vm->cells[c] = (struct linux_ram_range){lv->numa.cells[c].start_bytes,
+			                                        lv->numa.cells[c].size_bytes};
+		vm->nr_cells = lv->numa.nr_cells;
+	}
+	in.cells = vm->cells;
+	in.nr_cells = vm->nr_cells;
 	linux_resid_update(&vm->resid, &in);
 	lh_vm_resid_fill(lh, vm, sv, now_s);
 }
@@ -337,6 +348,21 @@ lh_vm_resid_fill(const struct linux_host *lh, const struct lh_vm *vm, struct sna
 	sv->resident_err_mib = (r->fig.err_kib + 1023) / 1024;
 	sv->resident_age_s = now_s > r->measured_s ? now_s - r->measured_s : 0;
 	sv->resident_source = linux_resid_source_name(r->source);
+	if (r->cells.nr == 0 || r->cells.nr != sv->nr_cells || r->cells.nr != vm->nr_cells)
+		return;
+	for (int c = 0; c < sv->nr_cells; c++) {
+		struct snap_cell *cell = &sv->cells[c];
+
+		snapshot_cell_resident_alloc(cell, lh->nodes.nr_nodes);
+		for (int i = 0; i < lh->nodes.nr_nodes; i++) {
+			int id = lh->nodes.nodes[i].id;
+
+			if (id < 0 || id >= LINUX_RESID_MAX_NODES)
+				continue;
+			cell->resident_mib[i] = r->cells.kib[c][id] / 1024;
+			cell->resident_err_mib[i] = (r->cells.err_kib[c][id] + 1023) / 1024;
+		}
+	}
 }
 
 /* A digest of each vCPU's index, node and allowed nodes (FNV-1a over the three). */

@@ -57,6 +57,7 @@ struct lh_job {
 	int req_id; /* the active request, -1 between requests */
 	uint64_t from_nodes;
 	int to_node;         /* OS node id */
+	int cell;            /* the guest cell whose range it moves (lh_vm.cells), or -1 */
 	uint64_t left_bytes; /* still to move under this job's cap */
 	struct linux_ram_range *ranges;
 	int nr_ranges, next_range;
@@ -93,6 +94,9 @@ struct lh_vm {
 	uint64_t done_bytes, failed_bytes;
 	/* Where its guest RAM sits (residency.h), and what only its last walk showed. */
 	struct linux_resid resid;
+	/* Its guest cells as ranges of guest RAM offsets, for the per-cell figure (0: none). */
+	int nr_cells;
+	struct linux_ram_range cells[LINUX_RESID_MAX_CELLS];
 	bool ram_huge, ram_bound;
 	char ram_policy[32];
 	uint64_t walk_mem_mib; /* guest RAM size from the walk, when the command line has none */

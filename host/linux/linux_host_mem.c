@@ -72,6 +72,18 @@ lh_job_start_next(struct linux_host *lh, int pid, struct lh_job *job)
 	return false;
 }
 
+/* The guest cell whose whole range [start_mib, +len_mib) is, or -1 (residency's per-cell figure).
+ */
+static int
+lh_move_cell(const struct lh_vm *vm, uint64_t start_mib, uint64_t len_mib)
+{
+	for (int c = 0; c < vm->nr_cells && len_mib > 0; c++)
+		if (vm->cells[c].start >> 20 == start_mib &&
+		    ((vm->cells[c].start + vm->cells[c].len) >> 20) - start_mib == len_mib)
+			return c;
+	return -1;
+}
+
 int
 linux_host_move(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib, int from_node,
                 int to_node, uint64_t mib)
@@ -93,6 +105,7 @@ linux_host_move(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib,
 	    to_node >= lh->nodes.nr_nodes || lh->nodes.nodes[from_node].id >= 64 || mib == 0)
 		return -EINVAL;
 	job.from_nodes = 1ull << lh->nodes.nodes[from_node].id;
+	job.cell = lh_move_cell(vm, start_mib, len_mib);
 	job.to_node = lh->nodes.nodes[to_node].id;
 	job.left_bytes = mib * LH_MIB;
 	lh_job_ranges(vm, start_mib * LH_MIB, len_mib * LH_MIB, &job);
@@ -129,7 +142,7 @@ lh_job_update(struct linux_host *lh, struct lh_vm *vm, struct lh_job *job)
 		return false;
 	failed = lh_failed_pages(&st.counts);
 	vm->done_bytes += st.counts.bytes_moved - job->seen_moved;
-	linux_resid_moved(&vm->resid, lh_job_from_id(job), job->to_node,
+	linux_resid_moved(&vm->resid, job->cell, lh_job_from_id(job), job->to_node,
 	                  st.counts.bytes_moved - job->seen_moved);
 	vm->failed_bytes += (failed - job->seen_failed) * lh->page_bytes;
 	job->left_bytes -= st.counts.bytes_moved - job->seen_moved < job->left_bytes

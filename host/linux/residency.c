@@ -152,6 +152,78 @@ linux_resid_sample_unknown(const int *status, int k)
 	return n;
 }
 
+/* The guest RAM offset of addr in ram[0..nr) end to end; false when it lies in none. */
+static bool
+resid_addr_offset(const struct linux_ram_range *ram, int nr, uint64_t page_bytes, uint64_t addr,
+                  uint64_t *off)
+{
+	uint64_t base = 0;
+
+	for (int i = 0; i < nr; i++) {
+		uint64_t start = ram[i].start & ~(page_bytes - 1);
+
+		if (addr >= start && addr < ram[i].start + ram[i].len) {
+			*off = base + (addr > ram[i].start ? addr - ram[i].start : 0);
+			return true;
+		}
+		base += ram[i].len;
+	}
+	return false;
+}
+
+void
+linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
+                           const struct linux_ram_range *ram, int nr_ram, uint64_t page_bytes,
+                           const struct linux_ram_range *cells, int nr_cells, double z,
+                           struct linux_resid_cells *out)
+{
+	uint64_t count[LINUX_RESID_MAX_CELLS][LINUX_RESID_MAX_NODES]; /* 4 KiB */
+	uint64_t taken[LINUX_RESID_MAX_CELLS] = {0}, unknown[LINUX_RESID_MAX_CELLS] = {0};
+	int nr = nr_cells < LINUX_RESID_MAX_CELLS ? nr_cells : LINUX_RESID_MAX_CELLS;
+
+	memset(count, 0, sizeof(count));
+	memset(out, 0, sizeof(*out));
+	out->nr = nr > 0 ? nr : 0;
+	for (int i = 0; i < k && page_bytes > 0; i++) {
+		uint64_t off;
+		int c = 0;
+
+		if (!resid_addr_offset(ram, nr_ram, page_bytes, addrs[i], &off))
+			continue;
+		while (c < nr && !(off >= cells[c].start && off - cells[c].start < cells[c].len))
+			c++;
+		if (c >= nr)
+			continue;
+		taken[c]++;
+		if (status[i] >= 0 && status[i] < LINUX_RESID_MAX_NODES) {
+			count[c][status[i]]++;
+			if (status[i] + 1 > out->nr_nodes)
+				out->nr_nodes = status[i] + 1;
+		} else if (status[i] != LINUX_RESID_PAGE_ABSENT) {
+			unknown[c]++;
+		}
+	}
+	for (int c = 0; c < out->nr; c++) {
+		double cell_kib = (double)(cells[c].len / 1024);
+		uint64_t pages = page_bytes ? (cells[c].len + page_bytes - 1) / page_bytes : 0;
+		bool exact = taken[c] >= pages;
+
+		for (int n = 0; n < LINUX_RESID_MAX_NODES; n++) {
+			double share, dev;
+
+			if (taken[c] == 0) {
+				out->err_kib[c][n] = cells[c].len / 1024;
+				continue;
+			}
+			share = (double)count[c][n] / (double)taken[c];
+			dev = exact ? 0 : linux_resid_wilson_dev(count[c][n], taken[c], z);
+			out->kib[c][n] = (uint64_t)(share * cell_kib + 0.5);
+			out->err_kib[c][n] = (uint64_t)ceil(
+			    (dev + (double)unknown[c] / (double)taken[c]) * cell_kib);
+		}
+	}
+}
+
 /* Whether pagemap says the page at addr is present; false when it cannot be read. */
 static bool
 resid_page_present(int fd, uint64_t addr, uint64_t page_bytes)
@@ -383,6 +455,7 @@ static int
 resid_from_cgroup(struct linux_resid *r, const struct linux_resid_input *in)
 {
 	uint64_t cg_kib[LINUX_RESID_MAX_NODES] = {0}, total;
+	struct linux_resid_figure fig_before = r->fig;
 	int nr = 0, ret;
 
 	resid_cgroup_check(r, in);
@@ -409,57 +482,119 @@ resid_from_cgroup(struct linux_resid *r, const struct linux_resid_input *in)
 	r->fig.err_kib = r->cg_other_total_kib;
 	if (total > r->walk_total_kib && total - r->walk_total_kib > r->fig.err_kib)
 		r->fig.err_kib = total - r->walk_total_kib;
+	if (r->fig.err_kib > r->walk_total_kib / 1000 * LINUX_RESIDENCY_CGROUP_ERR_PERMILLE) {
+		/* QEMU's own part dwarfs what is left to move: not this figure (residency.h) */
+		r->fig = fig_before;
+		return -ERANGE;
+	}
 	r->source = LINUX_RESID_CGROUP;
 	return 0;
 }
 
-/* 0: sampled now; 1: the figure sampled a round ago stands; -errno: no sample. */
-static int
-resid_from_sample(struct linux_resid *r, const struct linux_resid_input *in)
-{
-	uint64_t *addrs, ram_bytes = 0, pages = 0;
-	int *status, k, ret = -ENOENT;
+/* One round's sample: drawn at most once, for the VM's figure and the per-cell one. */
+struct resid_draw {
+	bool tried;      /* resid_draw_take ran this round */
+	int ret;         /* its result: 0 drawn, -EAGAIN not due, -errno none */
+	int k;           /* pages drawn */
+	uint64_t *addrs; /* k addresses (not with a draw function) */
+	int *status;
+	bool exact; /* every page of guest RAM was looked at */
+	uint64_t ram_bytes;
+};
 
+/* Draw this round's sample when one is due (every LINUX_RESIDENCY_SAMPLE_S). */
+static int
+resid_draw_take(struct linux_resid *r, const struct linux_resid_input *in, struct resid_draw *d)
+{
+	uint64_t pages = 0;
+
+	if (d->tried)
+		return d->ret;
+	d->tried = true;
+	d->ret = -ENOENT;
 	if ((in->query == NULL && in->draw == NULL) || in->sample_pages <= 0 || in->nr_ram <= 0 ||
 	    in->page_bytes == 0)
-		return -ENOENT;
+		return d->ret;
+	d->ret = -EAGAIN;
 	if (r->sampled_s > 0 &&
 	    in->now_s - r->sampled_s < LINUX_RESIDENCY_SAMPLE_S - LINUX_RESIDENCY_SAMPLE_SLACK_S)
-		return r->source == LINUX_RESID_SAMPLED ? 1 : -EAGAIN; /* sampled a round ago */
+		return d->ret; /* sampled a round ago */
 	for (int i = 0; i < in->nr_ram; i++) {
-		ram_bytes += in->ram[i].len;
+		d->ram_bytes += in->ram[i].len;
 		pages += resid_range_pages(&in->ram[i], in->page_bytes);
 	}
-	addrs = xcalloc((size_t)in->sample_pages + 1, sizeof(*addrs));
-	status = xcalloc((size_t)in->sample_pages + 1, sizeof(*status));
+	d->addrs = xcalloc((size_t)in->sample_pages + 1, sizeof(*d->addrs));
+	d->status = xcalloc((size_t)in->sample_pages + 1, sizeof(*d->status));
+	d->ret = -ENOENT;
 	if (in->draw != NULL) {
-		k = pages < (uint64_t)in->sample_pages ? (int)pages : in->sample_pages;
-		if (k <= 0 || (ret = in->draw(in->query_ctx, in->pid, k, status)) < 0)
-			goto out;
+		d->k = pages < (uint64_t)in->sample_pages ? (int)pages : in->sample_pages;
+		if (d->k <= 0 || (d->ret = in->draw(in->query_ctx, in->pid, d->k, d->status)) < 0)
+			return d->ret;
 	} else {
-		k = linux_resid_sample_plan(in->ram, in->nr_ram, in->page_bytes, in->sample_pages,
-		                            ((uint64_t)(unsigned)in->pid << 32) ^ r->rounds++,
-		                            addrs);
-		if (k <= 0 ||
-		    (ret = in->query(in->query_ctx, in->pid, addrs, (size_t)k, status)) < 0)
-			goto out;
+		d->k = linux_resid_sample_plan(
+		    in->ram, in->nr_ram, in->page_bytes, in->sample_pages,
+		    ((uint64_t)(unsigned)in->pid << 32) ^ r->rounds++, d->addrs);
+		if (d->k <= 0 || (d->ret = in->query(in->query_ctx, in->pid, d->addrs, (size_t)d->k,
+		                                     d->status)) < 0)
+			return d->ret;
 	}
+	d->exact = (uint64_t)d->k >= pages;
 	r->sampled_s = in->now_s > 0 ? in->now_s : 1e-9;
-	ret = -EAGAIN; /* too many pages of unknown node: not used (see residency.h) */
-	if ((int64_t)linux_resid_sample_unknown(status, k) * 1000 >
-	    (int64_t)k * LINUX_RESIDENCY_SAMPLE_UNKNOWN_PERMILLE) {
+	return d->ret = 0;
+}
+
+static void
+resid_draw_free(struct resid_draw *d)
+{
+	free(d->addrs);
+	free(d->status);
+}
+
+/* Whether a drawn sample holds too many pages of unknown node to be used (residency.h). */
+static bool
+resid_draw_unknown(const struct resid_draw *d)
+{
+	return (int64_t)linux_resid_sample_unknown(d->status, d->k) * 1000 >
+	       (int64_t)d->k * LINUX_RESIDENCY_SAMPLE_UNKNOWN_PERMILLE;
+}
+
+/* The per-cell figure from this round's sample, when the VM has cells to measure. */
+static void
+resid_cells_update(struct linux_resid *r, const struct linux_resid_input *in, struct resid_draw *d)
+{
+	if (in->nr_cells < 2 || in->nr_cells > LINUX_RESID_MAX_CELLS || in->cells == NULL ||
+	    in->query == NULL || in->draw != NULL) {
+		r->cells.nr = 0;
+		return;
+	}
+	if (r->cells.nr != 0 && r->cells.nr != in->nr_cells)
+		r->cells.nr = 0; /* the cells changed: not this figure any more */
+	if (resid_draw_take(r, in, d) < 0 || resid_draw_unknown(d))
+		return; /* the last one stands (adjusted by vnumad's moves) */
+	linux_resid_cells_estimate(d->status, d->addrs, d->k, in->ram, in->nr_ram, in->page_bytes,
+	                           in->cells, in->nr_cells, LINUX_RESIDENCY_SAMPLE_Z, &r->cells);
+	r->cells.sampled_s = r->sampled_s;
+}
+
+/* 0: sampled now; 1: the figure sampled a round ago stands; -errno: no sample. */
+static int
+resid_from_sample(struct linux_resid *r, const struct linux_resid_input *in, struct resid_draw *d)
+{
+	int ret = resid_draw_take(r, in, d);
+
+	if (ret == -EAGAIN && d->k == 0)
+		return r->source == LINUX_RESID_SAMPLED ? 1 : -EAGAIN; /* sampled a round ago */
+	if (ret < 0)
+		return ret;
+	if (resid_draw_unknown(d)) { /* too many pages of unknown node: not used */
 		if (r->source == LINUX_RESID_SAMPLED || r->source == LINUX_RESID_CGROUP)
 			r->source = LINUX_RESID_ADJUSTED; /* the last figure, not answered now */
-		goto out;
+		return -EAGAIN;
 	}
-	linux_resid_sample_estimate(status, k, (uint64_t)k >= pages, ram_bytes, r->fig.nr_nodes,
+	linux_resid_sample_estimate(d->status, d->k, d->exact, d->ram_bytes, r->fig.nr_nodes,
 	                            LINUX_RESIDENCY_SAMPLE_Z, &r->fig);
 	r->source = LINUX_RESID_SAMPLED;
-	ret = 0;
-out:
-	free(addrs);
-	free(status);
-	return ret;
+	return 0;
 }
 
 /* A new figure was measured: the kernel's moves count from here. */
@@ -492,8 +627,8 @@ resid_kernel_widen(struct linux_resid *r, const struct linux_resid_input *in)
 	r->moved_since_walk = true;
 }
 
-void
-linux_resid_update(struct linux_resid *r, const struct linux_resid_input *in)
+static void
+resid_update_vm(struct linux_resid *r, const struct linux_resid_input *in, struct resid_draw *d)
 {
 	if (in->walked) {
 		resid_take_walk(r, in);
@@ -506,7 +641,7 @@ linux_resid_update(struct linux_resid *r, const struct linux_resid_input *in)
 		resid_kernel_reset(r, in);
 		return;
 	}
-	switch (resid_from_sample(r, in)) {
+	switch (resid_from_sample(r, in, d)) {
 	case 0:
 		r->measured_s = in->now_s;
 		r->adjusted = false;
@@ -525,12 +660,41 @@ linux_resid_update(struct linux_resid *r, const struct linux_resid_input *in)
 }
 
 void
-linux_resid_moved(struct linux_resid *r, int from, int to, uint64_t bytes)
+linux_resid_update(struct linux_resid *r, const struct linux_resid_input *in)
+{
+	struct resid_draw d = {0};
+
+	resid_cells_update(r, in, &d);
+	resid_update_vm(r, in, &d);
+	resid_draw_free(&d);
+}
+
+/* A move of one cell's range, kib from node from (-1: not known) to node to. */
+static void
+resid_cell_moved(struct linux_resid_cells *cells, int cell, int from, int to, uint64_t kib)
+{
+	uint64_t *fig;
+
+	if (cell < 0 || cell >= cells->nr || from < 0 || from >= LINUX_RESID_MAX_NODES) {
+		cells->nr = 0; /* which cell, or which node it left, is not known */
+		return;
+	}
+	fig = cells->kib[cell];
+	fig[to] += kib;
+	fig[from] -= fig[from] > kib ? kib : fig[from];
+	if (to + 1 > cells->nr_nodes)
+		cells->nr_nodes = to + 1;
+}
+
+void
+linux_resid_moved(struct linux_resid *r, int cell, int from, int to, uint64_t bytes)
 {
 	uint64_t kib = bytes / 1024;
 
 	if (bytes == 0 || to < 0 || to >= LINUX_RESID_MAX_NODES)
 		return;
+	if (r->cells.nr > 0)
+		resid_cell_moved(&r->cells, cell, from, to, kib);
 	r->moved_since_walk = true;
 	r->adjusted = true;
 	r->fig.kib[to] += kib;

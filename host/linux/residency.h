@@ -18,7 +18,8 @@
  *              walk, and the bound is the larger of the non-guest total then and the
  *              cgroup's total now less guest RAM then (it holds while guest RAM does not
  *              shrink between walks).  Only while the cgroup's total stays within
- *              LINUX_RESIDENCY_CGROUP_DRIFT_PERMILLE of the walk's.  Not for hugetlbfs
+ *              LINUX_RESIDENCY_CGROUP_DRIFT_PERMILLE of the walk's, and while that bound is
+ *              at most LINUX_RESIDENCY_CGROUP_ERR_PERMILLE of guest RAM.  Not for hugetlbfs
  *              guest RAM (in neither line).
  *   sampled    move_pages(2) without nodes (query mode) on LINUX_RESIDENCY_SAMPLE_PAGES
  *              pages of the located guest RAM, stratified (one page at random in each of K
@@ -144,6 +145,17 @@
  */
 #define LINUX_RESIDENCY_CGROUP_DRIFT_PERMILLE 16
 #define LINUX_RESIDENCY_CGROUP_DRIFT_MIN_KIB  2048
+/*
+ * Widest bound a cgroup figure may carry and still be used, permille of guest RAM: 20.  The
+ * bound is QEMU's own memory in the cgroup (heap, TCG buffers), and where that part sits can
+ * change without the total changing (the kernel's balancing moves it too); a figure whose
+ * bound dwarfs the engine's smallest move hides what is left to move.  On the emulated 2-node
+ * libvirt host a 64 MiB TCG guest's QEMU held 36 MiB of its own: the figure showed 1 MiB on
+ * the node the guest was leaving when 8 MiB of guest RAM was still there, and nothing more
+ * moved.  A real guest of 16 GiB beside ~200 MiB of QEMU is at 12.  A VM whose cgroup figure
+ * is too wide is sampled instead (or keeps its adjusted figure and is walked on schedule).
+ */
+#define LINUX_RESIDENCY_CGROUP_ERR_PERMILLE 20
 /* Seconds between two looks at a VM's cgroup (is it there, alone?).  Default 30. */
 #define LINUX_RESIDENCY_CGROUP_RECHECK_S 30.0
 
@@ -162,11 +174,33 @@ enum linux_resid_source {
 /* "numa_maps", "cgroup", "sampled", "adjusted", or NULL for LINUX_RESID_NONE. */
 const char *linux_resid_source_name(enum linux_resid_source source);
 
+/*
+ * Guest vNUMA cells a per-cell figure covers at most: 8.  A VM with more has a per-VM figure
+ * only (the engine then plans its memory per VM).
+ */
+#define LINUX_RESID_MAX_CELLS 8
+
 /* A residency figure: KiB per OS node id, and the bound on each node's error. */
 struct linux_resid_figure {
 	int nr_nodes; /* entries used: highest node id + 1 */
 	uint64_t kib[LINUX_RESID_MAX_NODES];
 	uint64_t err_kib;
+};
+
+/*
+ * Per guest cell: KiB of the cell's own RAM per OS node id, and a bound on each (nr 0: none).
+ * Only the sampler measures it (each sampled page lies in one cell); vnumad's own moves of a
+ * cell's range adjust it until the next sample.  A VM-wide figure cannot tell two whole cells
+ * from two cells that each hold the other's share of a node: on the emulated 4-node host a
+ * two-cell VM ended with 10 % of cell 0 on cell 1's node and 12.5 % of cell 1 on cell 0's,
+ * the VM's total per node right, and nothing moved.
+ */
+struct linux_resid_cells {
+	int nr;
+	int nr_nodes;     /* entries used per cell: highest node id + 1 */
+	double sampled_s; /* when the sample it comes from was taken */
+	uint64_t kib[LINUX_RESID_MAX_CELLS][LINUX_RESID_MAX_NODES];
+	uint64_t err_kib[LINUX_RESID_MAX_CELLS][LINUX_RESID_MAX_NODES];
 };
 
 /* ---- sampling (pure) ----------------------------------------------------------------------- */
@@ -188,6 +222,19 @@ int linux_resid_sample_plan(const struct linux_ram_range *ram, int nr, uint64_t 
  */
 void linux_resid_sample_estimate(const int *status, int k, bool exact, uint64_t ram_bytes,
                                  int nr_nodes, double z, struct linux_resid_figure *out);
+/*
+ * The per-cell figure from the sample addrs[0..k) of the guest RAM ranges ram[0..nr_ram) (end
+ * to end: guest RAM offsets) with status[0..k): cells[0..nr_cells) are the cells' ranges of
+ * guest RAM offsets (start, len in bytes), at most LINUX_RESID_MAX_CELLS.  Per cell c with k_c
+ * of the pages and n_c of them on node n: n_c / k_c of the cell's bytes, the bound the Wilson
+ * interval's farther end at z around n_c / k_c plus the share of pages of unknown node (none
+ * of sampling when k_c covers every page of the cell).  A page in no cell is not counted; a
+ * cell no page fell in has the bound of its whole size.
+ */
+void linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
+                                const struct linux_ram_range *ram, int nr_ram, uint64_t page_bytes,
+                                const struct linux_ram_range *cells, int nr_cells, double z,
+                                struct linux_resid_cells *out);
 /* How many of status[0..k) are LINUX_RESID_PAGE_UNKNOWN (or not a node we keep). */
 int linux_resid_sample_unknown(const int *status, int k);
 
@@ -234,8 +281,9 @@ struct linux_resid {
 	bool moved_since_walk;         /* moved since the last walk: own moves, the kernel's, or a
 	                                  drifted cgroup (LINUX_RESIDENCY_CGROUP_DRIFT_PERMILLE) */
 	uint64_t walk_total_kib;       /* guest RAM resident at the last walk */
-	uint64_t rounds;               /* sample rounds, for the seed */
-	double sampled_s;              /* the last sample taken (used or not); 0: none */
+	struct linux_resid_cells cells; /* per guest cell, when sampled */
+	uint64_t rounds;                /* sample rounds, for the seed */
+	double sampled_s;               /* the last sample taken (used or not); 0: none */
 	/* The cgroup source. */
 	char cg_dir[LINUX_CGROUP_PATH_MAX]; /* "" when none usable */
 	double cg_checked_s;                /* 0: never looked */
@@ -287,6 +335,13 @@ struct linux_resid_input {
 	linux_resid_query_fn query;
 	void *query_ctx; /* for query and draw */
 	/*
+	 * The guest's vNUMA cells as ranges of guest RAM offsets (bytes), for the per-cell
+	 * figure: sampled every LINUX_RESIDENCY_SAMPLE_S whatever gives the VM's figure, when
+	 * there are 2 to LINUX_RESID_MAX_CELLS of them and query (not draw) samples.
+	 */
+	const struct linux_ram_range *cells;
+	int nr_cells;
+	/*
 	 * A host that reads these itself (the simulator); unset on a real one.  draw, when set,
 	 * takes the sample in place of a plan over ram and query (ram still gives its size).
 	 * cgroup_given: the VM's cgroup figure is cgroup_kib (anon + shmem KiB per OS node id,
@@ -309,9 +364,10 @@ struct linux_resid_input {
 void linux_resid_update(struct linux_resid *r, const struct linux_resid_input *in);
 
 /*
- * vnumad's own completed move of bytes from OS node from (-1: not known) to node to: adjusts
- * the figure until the next measurement.
+ * vnumad's own completed move of bytes from OS node from (-1: not known) to node to, of guest
+ * cell cell's range (-1: not one cell's): adjusts the figures until the next measurement.  A
+ * move not of one cell's range drops the per-cell figure until the next sample.
  */
-void linux_resid_moved(struct linux_resid *r, int from, int to, uint64_t bytes);
+void linux_resid_moved(struct linux_resid *r, int cell, int from, int to, uint64_t bytes);
 
 #endif

@@ -64,8 +64,14 @@ struct hw_vm {
 	uint64_t resident[HW_MAX_NODES];
 	uint64_t resident_err_mib; /* the snapshot's bound on each node's error (0: exact) */
 	int nr_cells;
-	struct snap_cell cells[HW_MAX_NODES];
+	struct snap_cell cells[HW_MAX_NODES]; /* ranges only: residency is cell_resident */
 	int vcpu_cell[HW_MAX_VCPUS];
+	/*
+	 * The host measures each cell's residency (struct snap_cell.resident_mib), exact: MiB
+	 * per cell and node, kept by hw_apply_move for moves of a cell's range.
+	 */
+	bool cells_measured;
+	uint64_t cell_resident[HW_MAX_NODES][HW_MAX_NODES];
 	struct vm_policy policy;
 	enum hw_faults faults;
 	struct hw_vcpu vcpus[HW_MAX_VCPUS];
@@ -262,6 +268,14 @@ hw_fill_vm(struct hw *hw, struct hw_vm *w, struct snap_vm *vm, const double *dem
 		snapshot_vm_set_cells(vm, w->nr_cells);
 		memcpy(vm->cells, w->cells, sizeof(*vm->cells) * (size_t)w->nr_cells);
 		memcpy(vm->vcpu_cell, w->vcpu_cell, sizeof(int) * (size_t)w->nr_vcpus);
+		for (int c = 0; c < w->nr_cells; c++) {
+			vm->cells[c].resident_mib = vm->cells[c].resident_err_mib = NULL;
+			if (!w->cells_measured)
+				continue;
+			snapshot_cell_resident_alloc(&vm->cells[c], hw->nr_nodes);
+			for (int n = 0; n < hw->nr_nodes; n++)
+				vm->cells[c].resident_mib[n] = w->cell_resident[c][n];
+		}
 	}
 }
 
@@ -339,6 +353,19 @@ hw_apply_move(struct hw *hw, const struct plan_mem_move *mv)
 	if (vm->moves_fail) {
 		vm->failed_mib += mv->mib;
 		return;
+	}
+	for (int c = 0; c < vm->nr_cells && vm->cells_measured; c++) {
+		uint64_t *cr = vm->cell_resident[c];
+
+		if (vm->cells[c].mem_start_mib != mv->start_mib ||
+		    (mv->len_mib != 0 && vm->cells[c].mem_mib != mv->len_mib))
+			continue;
+		/* only the cell's own pages on the source node move (as the migrator does) */
+		if (mib > cr[mv->from_node])
+			mib = cr[mv->from_node];
+		cr[mv->from_node] -= mib;
+		cr[mv->to_node] += mib;
+		break;
 	}
 	vm->resident[mv->from_node] -= mib;
 	vm->resident[mv->to_node] += mib;

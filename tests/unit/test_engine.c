@@ -847,6 +847,57 @@ test_guard_vm_rate_cells(void **state)
 	assert_true(total > 0);
 }
 
+/*
+ * Rule: with each cell's residency measured, memory is planned per cell.  A VM with two cells
+ * homed on nodes 0 and 1 has 160 + 160 MiB per node, right for the VM, but cell 0 holds
+ * 16 MiB on node 1 and cell 1 holds 16 MiB on node 0 (the 4-node system test's end state).
+ * A VM-wide figure shows nothing to move; the per-cell one moves each cell's share home, and
+ * only its own range.
+ */
+static void
+test_memory_cells_crossed(void **state)
+{
+	struct hw *hw = *state = hw_new(2, 8, 16 * GIB);
+	struct hw_vm *vm = hw_vm_add(hw, 4, 320, 0, 100);
+	uint64_t moved = 0;
+
+	hw_vm_cells(vm, 2);
+	vm->policy.placement = VM_POLICY_PLACEMENT_CELLS;
+	vm->vcpus[2].node = vm->vcpus[3].node = 1;
+	vm->resident[0] = vm->resident[1] = 160;
+	vm->cell_resident[0][0] = 144;
+	vm->cell_resident[0][1] = 16;
+	vm->cell_resident[1][0] = 16;
+	vm->cell_resident[1][1] = 144;
+	/* the VM-wide figure alone: settled, nothing moves */
+	for (int r = 0; r < 10; r++)
+		moved += plan_moved_mib(hw_step(hw), vm->id);
+	assert_int_equal(moved, 0);
+	assert_int_equal(vm->vcpus[0].node, 0); /* each cell's vCPUs stay where its RAM is */
+	assert_int_equal(vm->vcpus[1].node, 0);
+	assert_int_equal(vm->vcpus[2].node, 1);
+	assert_int_equal(vm->vcpus[3].node, 1);
+	/* measured per cell: each cell's share goes home, in the cell's own range */
+	vm->cells_measured = true;
+	for (int r = 0; r < 20; r++) {
+		const struct plan *plan = hw_step(hw);
+
+		for (size_t i = 0; i < plan->nr_moves; i++) {
+			const struct plan_mem_move *mv = &plan->moves[i];
+			int c = mv->start_mib == 0 ? 0 : 1;
+
+			assert_int_equal(mv->start_mib, vm->cells[c].mem_start_mib);
+			assert_int_equal(mv->len_mib, vm->cells[c].mem_mib);
+			assert_int_equal(mv->to_node, c);
+		}
+		moved += plan_moved_mib(plan, vm->id);
+	}
+	assert_int_equal(vm->cell_resident[0][1], 0);
+	assert_int_equal(vm->cell_resident[1][0], 0);
+	assert_int_equal(vm->resident[0], 160);
+	assert_int_equal(moved, 32);
+}
+
 /* Rule: migrate='no' means the VM's memory is never moved. */
 static void
 test_guard_migrate_no(void **state)
@@ -1443,6 +1494,7 @@ main(void)
 	    ENGINE_TEST(test_room_resident_err),
 	    ENGINE_TEST(test_guard_vm_rate),
 	    ENGINE_TEST(test_guard_vm_rate_cells),
+	    ENGINE_TEST(test_memory_cells_crossed),
 	    ENGINE_TEST(test_guard_migrate_no),
 	    ENGINE_TEST(test_memory_exact_fit),
 	    ENGINE_TEST(test_backoff),
