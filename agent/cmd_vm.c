@@ -116,6 +116,7 @@ static const struct cmd_column cmd_cell_columns[] = {
     {"mem_start_mib", "start_mib", CMD_CELL_TEXT, 0, true},
     {"memory_mib", "memory_mib", CMD_CELL_TEXT, 0, true},
     {"home", "home", CMD_CELL_TEXT, 0, false},
+    {"resident", "resident MiB per node", CMD_CELL_TEXT, 0, false},
 };
 
 /* "error: ... (the default policy is used)" when the VM's policy XML was refused. */

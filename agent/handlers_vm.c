@@ -117,6 +117,40 @@ hv_cell_vcpus(const struct snap_vm *vm, int c, struct util_buf *buf)
 }
 
 /* The guest's vNUMA cells: vCPUs, guest-physical range and the home vnumad gave each. */
+/*
+ * A cell's own residency when the host measures it: resident_mib and resident_err_mib per
+ * node index, and "resident" as text ("0:144 1:16 +/-5"; "-" when not measured).
+ */
+static void
+hv_cell_resident(const struct daemon *d, const struct snap_cell *cell, struct json_object *o)
+{
+	struct json_object *res, *err;
+	struct util_buf text = {0};
+	uint64_t err_max = 0;
+
+	if (cell->resident_mib == NULL || d->snap == NULL) {
+		json_object_object_add(o, "resident", json_object_new_string("-"));
+		return;
+	}
+	res = json_object_new_array();
+	err = json_object_new_array();
+	for (int n = 0; n < d->snap->nr_nodes; n++) {
+		json_object_array_add(res, json_object_new_int64((int64_t)cell->resident_mib[n]));
+		json_object_array_add(err,
+		                      json_object_new_int64((int64_t)cell->resident_err_mib[n]));
+		util_buf_printf(&text, "%s%d:%llu", n ? " " : "", d->snap->nodes[n].id,
+		                (unsigned long long)cell->resident_mib[n]);
+		if (cell->resident_err_mib[n] > err_max)
+			err_max = cell->resident_err_mib[n];
+	}
+	if (err_max > 0)
+		util_buf_printf(&text, " +/-%llu", (unsigned long long)err_max);
+	json_object_object_add(o, "resident_mib", res);
+	json_object_object_add(o, "resident_err_mib", err);
+	json_object_object_add(o, "resident", json_object_new_string(text.data));
+	free(text.data);
+}
+
 static struct json_object *
 hv_cells(const struct daemon *d, const struct snap_vm *vm)
 {
@@ -140,6 +174,7 @@ hv_cells(const struct daemon *d, const struct snap_vm *vm)
 		    o, "home",
 		    json_object_new_string(home ? nodemask_format(home, nodes, sizeof(nodes))
 		                                : "-"));
+		hv_cell_resident(d, &vm->cells[c], o);
 		json_object_array_add(arr, o);
 		free(vcpus.data);
 	}

@@ -72,8 +72,7 @@ lh_job_start_next(struct linux_host *lh, int pid, struct lh_job *job)
 	return false;
 }
 
-/* The guest cell whose whole range [start_mib, +len_mib) is, or -1 (residency's per-cell figure).
- */
+/* The guest cell whose whole range is [start_mib, +len_mib), or -1 (residency.h, per cell). */
 static int
 lh_move_cell(const struct lh_vm *vm, uint64_t start_mib, uint64_t len_mib)
 {

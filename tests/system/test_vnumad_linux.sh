@@ -238,6 +238,9 @@ guest_main() {
 		vl_cells_check d "$S" || fail "VM d's guest cells are not each whole on a node of its own"
 		grep -q '"placement": *"cells"' "$VD/ctl-vminfo-d.json" ||
 			fail "vnumad did not apply d's policy file (placement='cells'): $(cat "$VD/ctl-vminfo-d.json")"
+		# each cell's own residency is measured (the sampler, per cell: docs/linux-host.md)
+		[ "$(grep -o '"resident_err_mib": *\[' "$VD/ctl-vminfo-d.json" | wc -l)" -ge 2 ] ||
+			fail "vnumad did not measure d's cells one by one: $(cat "$VD/ctl-vminfo-d.json")"
 	fi
 	if [ $FAILED = yes ]; then
 		echo "---- the last 40 lines of vnumad.log"

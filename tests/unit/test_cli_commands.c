@@ -689,17 +689,21 @@ test_render_list(void **state)
 	    "id  name  state  mode  vcpus  mem_gib  home  vcpu_nodes  locality  strength\n");
 }
 
-/* A VM with guest cells gets a "guest cells" table after its vCPUs; one without, none. */
+/*
+ * A VM with guest cells gets a "guest cells" table after its vCPUs (a cell's own residency when
+ * measured, else "-"); one without, none.
+ */
 static void
 test_render_vminfo_cells(void **state)
 {
 	struct json_object *data = parse(vminfo_json);
 	struct util_buf buf = {0};
-	static const char want[] = "\nguest cells:\n"
-	                           "cell  vcpus  start_mib  memory_mib  home\n"
-	                           "   0  0              0        4096  0\n"
-	                           "   1  1           4096        4096  1\n"
-	                           "\ncounters:\n";
+	static const char want[] =
+	    "\nguest cells:\n"
+	    "cell  vcpus  start_mib  memory_mib  home  resident MiB per node\n"
+	    "   0  0              0        4096  0     0:4000 1:96 +/-12\n"
+	    "   1  1           4096        4096  1     -\n"
+	    "\ncounters:\n";
 
 	(void)state;
 	cmd_vminfo_render(&buf, data);
@@ -708,9 +712,11 @@ test_render_vminfo_cells(void **state)
 	memset(&buf, 0, sizeof(buf));
 	json_object_object_add(
 	    data, "cells",
-	    json_tokener_parse("[{\"cell\":0,\"vcpus\":\"0\",\"mem_start_mib\":0,"
-	                       "\"memory_mib\":4096,\"home\":\"0\"},{\"cell\":1,\"vcpus\":\"1\","
-	                       "\"mem_start_mib\":4096,\"memory_mib\":4096,\"home\":\"1\"}]"));
+	    json_tokener_parse(
+	        "[{\"cell\":0,\"vcpus\":\"0\",\"mem_start_mib\":0,"
+	        "\"memory_mib\":4096,\"home\":\"0\",\"resident\":\"0:4000 1:96 +/-12\"},"
+	        "{\"cell\":1,\"vcpus\":\"1\","
+	        "\"mem_start_mib\":4096,\"memory_mib\":4096,\"home\":\"1\"}]"));
 	cmd_vminfo_render(&buf, data);
 	if (strstr(buf.data, want) == NULL)
 		fprintf(stderr, "got:\n%s\n", buf.data);
