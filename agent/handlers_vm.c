@@ -118,35 +118,37 @@ hv_cell_vcpus(const struct snap_vm *vm, int c, struct util_buf *buf)
 
 /* The guest's vNUMA cells: vCPUs, guest-physical range and the home vnumad gave each. */
 /*
- * A cell's own residency when the host measures it: resident_mib and resident_err_mib per
- * node index, and "resident" as text ("0:144 1:16 +/-5"; "-" when not measured).
+ * A cell's own residency when the host measures it: resident_mib and resident_sure_mib per
+ * node index, and "resident" as text ("0:144 1:16 (at least 0:140 1:12)"; "-" when not
+ * measured, the parenthesis only when the figure is not exact).
  */
 static void
 hv_cell_resident(const struct daemon *d, const struct snap_cell *cell, struct json_object *o)
 {
-	struct json_object *res, *err;
+	struct json_object *res, *sure;
 	struct util_buf text = {0};
-	uint64_t err_max = 0;
+	bool exact = true;
 
 	if (cell->resident_mib == NULL || d->snap == NULL) {
 		json_object_object_add(o, "resident", json_object_new_string("-"));
 		return;
 	}
 	res = json_object_new_array();
-	err = json_object_new_array();
+	sure = json_object_new_array();
 	for (int n = 0; n < d->snap->nr_nodes; n++) {
 		json_object_array_add(res, json_object_new_int64((int64_t)cell->resident_mib[n]));
-		json_object_array_add(err,
-		                      json_object_new_int64((int64_t)cell->resident_err_mib[n]));
+		json_object_array_add(sure,
+		                      json_object_new_int64((int64_t)cell->resident_sure_mib[n]));
 		util_buf_printf(&text, "%s%d:%llu", n ? " " : "", d->snap->nodes[n].id,
 		                (unsigned long long)cell->resident_mib[n]);
-		if (cell->resident_err_mib[n] > err_max)
-			err_max = cell->resident_err_mib[n];
+		exact = exact && cell->resident_sure_mib[n] == cell->resident_mib[n];
 	}
-	if (err_max > 0)
-		util_buf_printf(&text, " +/-%llu", (unsigned long long)err_max);
+	for (int n = 0; n < d->snap->nr_nodes && !exact; n++)
+		util_buf_printf(&text, "%s%d:%llu%s", n ? " " : " (at least ", d->snap->nodes[n].id,
+		                (unsigned long long)cell->resident_sure_mib[n],
+		                n + 1 == d->snap->nr_nodes ? ")" : "");
 	json_object_object_add(o, "resident_mib", res);
-	json_object_object_add(o, "resident_err_mib", err);
+	json_object_object_add(o, "resident_sure_mib", sure);
 	json_object_object_add(o, "resident", json_object_new_string(text.data));
 	free(text.data);
 }

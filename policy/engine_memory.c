@@ -128,10 +128,10 @@ engine_cells_measured(const struct eng_vm *ev, const struct snap_vm *vm)
 
 /*
  * Compact cell groups with measured cells: what surely sits of a cell's own RAM off its home
- * (figure less bound) goes home.  A VM-wide figure cannot see two cells that each hold the
- * other's share of a node (the VM's total per node is then right); this can.  The sure part,
- * not the figure: a cell's figure comes from a fraction of the VM's sample, and a page or two
- * of sampling noise on a node that holds none of the cell would be a move of nothing.
+ * (the low end of the figure's interval) goes home.  A VM-wide figure cannot see two cells that
+ * each hold the other's share of a node (the VM's total per node is then right); this can.  The
+ * sure part, not the figure: a cell's figure comes from a fraction of the VM's sample, and a page
+ * or two of sampling noise on a node that holds none of the cell would be a move of nothing.
  */
 static void
 engine_plan_cells(struct engine *e, const struct snapshot *snap, const struct eng_vm *ev,
@@ -149,7 +149,7 @@ engine_plan_cells(struct engine *e, const struct snapshot *snap, const struct en
 		h = nodemask_first(g->home);
 		allow = engine_vm_allowance(e, vm, engine_group_pace(g));
 		for (int n = 0; n < snap->nr_nodes && allow >= 2; n++) {
-			double want = (double)snap_cell_resident_sure_mib(cell, n);
+			double want = (double)cell->resident_sure_mib[n];
 
 			if (n == h || want < 2)
 				continue;

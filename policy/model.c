@@ -78,7 +78,7 @@ snapshot_vm_cells_free(struct snap_vm *vm)
 {
 	for (int c = 0; c < vm->nr_cells && vm->cells != NULL; c++) {
 		free(vm->cells[c].resident_mib);
-		free(vm->cells[c].resident_err_mib);
+		free(vm->cells[c].resident_sure_mib);
 	}
 	free(vm->cells);
 }
@@ -87,9 +87,9 @@ void
 snapshot_cell_resident_alloc(struct snap_cell *cell, int nr_nodes)
 {
 	free(cell->resident_mib);
-	free(cell->resident_err_mib);
+	free(cell->resident_sure_mib);
 	cell->resident_mib = xcalloc((size_t)nr_nodes + 1, sizeof(uint64_t));
-	cell->resident_err_mib = xcalloc((size_t)nr_nodes + 1, sizeof(uint64_t));
+	cell->resident_sure_mib = xcalloc((size_t)nr_nodes + 1, sizeof(uint64_t));
 }
 
 void

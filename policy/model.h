@@ -52,14 +52,14 @@ struct snap_cell {
 	uint64_t mem_start_mib; /* guest-physical range of the cell's RAM */
 	uint64_t mem_mib;
 	/*
-	 * Where the cell's own RAM sits, MiB per node index, and a bound on each node's error
-	 * (0: exact); both NULL when the host does not measure per cell (then only the VM's
-	 * resident_mib is known, and two cells each holding the other's share of a node cannot
-	 * be told from two whole cells).  Allocated with snapshot_cell_resident_alloc, owned by
-	 * the snapshot.
+	 * Where the cell's own RAM sits, MiB per node index, and what surely sits there (the
+	 * low end of the figure's interval; equal to it when exact); both NULL when the host
+	 * does not measure per cell (then only the VM's resident_mib is known, and two cells
+	 * each holding the other's share of a node cannot be told from two whole cells).
+	 * Allocated with snapshot_cell_resident_alloc, owned by the snapshot.
 	 */
 	uint64_t *resident_mib;
-	uint64_t *resident_err_mib;
+	uint64_t *resident_sure_mib;
 };
 
 /*
@@ -179,14 +179,7 @@ struct snapshot *snapshot_new(int nr_nodes, int nr_cpus, int nr_vms, const int *
 void snapshot_vm_set_cells(struct snap_vm *vm, int nr_cells);
 /* Give a cell per-node residency arrays of nr_nodes entries, zeroed (the old ones freed). */
 void snapshot_cell_resident_alloc(struct snap_cell *cell, int nr_nodes);
-/* What surely sits on node index n of cell's RAM: its figure less its bound, never below 0. */
-static inline uint64_t
-snap_cell_resident_sure_mib(const struct snap_cell *cell, int n)
-{
-	return cell->resident_mib[n] > cell->resident_err_mib[n]
-	           ? cell->resident_mib[n] - cell->resident_err_mib[n]
-	           : 0;
-}
+
 void snapshot_free(struct snapshot *snap);
 
 /* ---- plan --------------------------------------------------------------------------- */

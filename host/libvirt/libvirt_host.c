@@ -311,7 +311,7 @@ lvh_vm_cells(struct snap_vm *vm, const struct lv_domain *dom)
 		if (nr_kept == 0) {
 			nr_kept = vm->nr_cells;
 			for (int c = 0; c < vm->nr_cells; c++)
-				vm->cells[c].resident_mib = vm->cells[c].resident_err_mib = NULL;
+				vm->cells[c].resident_mib = vm->cells[c].resident_sure_mib = NULL;
 		}
 	}
 	snapshot_vm_set_cells(vm, dom->nr_cells);
@@ -320,7 +320,7 @@ lvh_vm_cells(struct snap_vm *vm, const struct lv_domain *dom)
 		vm->cells[c].mem_mib = dom->cells[c].memory_mib;
 		if (c < nr_kept) {
 			vm->cells[c].resident_mib = kept[c].resident_mib;
-			vm->cells[c].resident_err_mib = kept[c].resident_err_mib;
+			vm->cells[c].resident_sure_mib = kept[c].resident_sure_mib;
 		}
 		for (int i = 0; i < dom->cells[c].vcpus.nr; i++)
 			for (int v = 0; v < vm->nr_vcpus; v++) /* cells name libvirt's numbers */

@@ -360,7 +360,7 @@ lh_vm_resid_fill(const struct linux_host *lh, const struct lh_vm *vm, struct sna
 			if (id < 0 || id >= LINUX_RESID_MAX_NODES)
 				continue;
 			cell->resident_mib[i] = r->cells.kib[c][id] / 1024;
-			cell->resident_err_mib[i] = (r->cells.err_kib[c][id] + 1023) / 1024;
+			cell->resident_sure_mib[i] = r->cells.sure_kib[c][id] / 1024;
 		}
 	}
 }

@@ -91,6 +91,20 @@ linux_resid_sample_plan(const struct linux_ram_range *ram, int nr, uint64_t page
 }
 
 double
+linux_resid_wilson_low(uint64_t c, uint64_t k, double z)
+{
+	double n = (double)k, p, z2 = z * z, denom, center, half;
+
+	if (k == 0 || c == 0)
+		return 0;
+	p = (double)c / n;
+	denom = 1.0 + z2 / n;
+	center = (p + z2 / (2.0 * n)) / denom;
+	half = z * sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom;
+	return center - half > 0 ? center - half : 0;
+}
+
+double
 linux_resid_wilson_dev(uint64_t c, uint64_t k, double z)
 {
 	double n = (double)k, p, z2 = z * z, denom, center, half, lo, hi;
@@ -178,7 +192,7 @@ linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
                            struct linux_resid_cells *out)
 {
 	uint64_t count[LINUX_RESID_MAX_CELLS][LINUX_RESID_MAX_NODES]; /* 4 KiB */
-	uint64_t taken[LINUX_RESID_MAX_CELLS] = {0}, unknown[LINUX_RESID_MAX_CELLS] = {0};
+	uint64_t taken[LINUX_RESID_MAX_CELLS] = {0};
 	int nr = nr_cells < LINUX_RESID_MAX_CELLS ? nr_cells : LINUX_RESID_MAX_CELLS;
 
 	memset(count, 0, sizeof(count));
@@ -199,8 +213,6 @@ linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
 			count[c][status[i]]++;
 			if (status[i] + 1 > out->nr_nodes)
 				out->nr_nodes = status[i] + 1;
-		} else if (status[i] != LINUX_RESID_PAGE_ABSENT) {
-			unknown[c]++;
 		}
 	}
 	for (int c = 0; c < out->nr; c++) {
@@ -208,18 +220,15 @@ linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
 		uint64_t pages = page_bytes ? (cells[c].len + page_bytes - 1) / page_bytes : 0;
 		bool exact = taken[c] >= pages;
 
-		for (int n = 0; n < LINUX_RESID_MAX_NODES; n++) {
-			double share, dev;
+		for (int n = 0; n < LINUX_RESID_MAX_NODES && taken[c] > 0; n++) {
+			double share = (double)count[c][n] / (double)taken[c];
+			double low =
+			    exact ? share : linux_resid_wilson_low(count[c][n], taken[c], z);
 
-			if (taken[c] == 0) {
-				out->err_kib[c][n] = cells[c].len / 1024;
-				continue;
-			}
-			share = (double)count[c][n] / (double)taken[c];
-			dev = exact ? 0 : linux_resid_wilson_dev(count[c][n], taken[c], z);
 			out->kib[c][n] = (uint64_t)(share * cell_kib + 0.5);
-			out->err_kib[c][n] = (uint64_t)ceil(
-			    (dev + (double)unknown[c] / (double)taken[c]) * cell_kib);
+			out->sure_kib[c][n] = low > 0 ? (uint64_t)(low * cell_kib) : 0;
+			if (out->sure_kib[c][n] > out->kib[c][n])
+				out->sure_kib[c][n] = out->kib[c][n];
 		}
 	}
 }
@@ -680,6 +689,9 @@ resid_cell_moved(struct linux_resid_cells *cells, int cell, int from, int to, ui
 		return;
 	}
 	fig = cells->kib[cell];
+	fig[to] += kib;
+	fig[from] -= fig[from] > kib ? kib : fig[from];
+	fig = cells->sure_kib[cell]; /* what moved is surely there now, and surely gone */
 	fig[to] += kib;
 	fig[from] -= fig[from] > kib ? kib : fig[from];
 	if (to + 1 > cells->nr_nodes)

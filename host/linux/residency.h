@@ -188,7 +188,8 @@ struct linux_resid_figure {
 };
 
 /*
- * Per guest cell: KiB of the cell's own RAM per OS node id, and a bound on each (nr 0: none).
+ * Per guest cell: KiB of the cell's own RAM per OS node id, and what surely sits there (the low
+ * end of its interval; nr 0: none).
  * Only the sampler measures it (each sampled page lies in one cell); vnumad's own moves of a
  * cell's range adjust it until the next sample.  A VM-wide figure cannot tell two whole cells
  * from two cells that each hold the other's share of a node: on the emulated 4-node host a
@@ -200,7 +201,7 @@ struct linux_resid_cells {
 	int nr_nodes;     /* entries used per cell: highest node id + 1 */
 	double sampled_s; /* when the sample it comes from was taken */
 	uint64_t kib[LINUX_RESID_MAX_CELLS][LINUX_RESID_MAX_NODES];
-	uint64_t err_kib[LINUX_RESID_MAX_CELLS][LINUX_RESID_MAX_NODES];
+	uint64_t sure_kib[LINUX_RESID_MAX_CELLS][LINUX_RESID_MAX_NODES];
 };
 
 /* ---- sampling (pure) ----------------------------------------------------------------------- */
@@ -226,10 +227,10 @@ void linux_resid_sample_estimate(const int *status, int k, bool exact, uint64_t 
  * The per-cell figure from the sample addrs[0..k) of the guest RAM ranges ram[0..nr_ram) (end
  * to end: guest RAM offsets) with status[0..k): cells[0..nr_cells) are the cells' ranges of
  * guest RAM offsets (start, len in bytes), at most LINUX_RESID_MAX_CELLS.  Per cell c with k_c
- * of the pages and n_c of them on node n: n_c / k_c of the cell's bytes, the bound the Wilson
- * interval's farther end at z around n_c / k_c plus the share of pages of unknown node (none
- * of sampling when k_c covers every page of the cell).  A page in no cell is not counted; a
- * cell no page fell in has the bound of its whole size.
+ * of the pages and n_c of them on node n: n_c / k_c of the cell's bytes, and surely the low end
+ * of the Wilson interval at z around n_c / k_c of them (n_c / k_c itself when k_c covers every
+ * page of the cell; a page of unknown node may be on n or not, so it adds to neither).  A page
+ * in no cell is not counted; a cell no page fell in has 0, surely 0, everywhere.
  */
 void linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
                                 const struct linux_ram_range *ram, int nr_ram, uint64_t page_bytes,
@@ -238,6 +239,8 @@ void linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
 /* How many of status[0..k) are LINUX_RESID_PAGE_UNKNOWN (or not a node we keep). */
 int linux_resid_sample_unknown(const int *status, int k);
 
+/* The low end, as a share, of the Wilson score interval at z around c/k (0 when c is 0). */
+double linux_resid_wilson_low(uint64_t c, uint64_t k, double z);
 /* The largest distance, as a share, between p_hat = c/k and its Wilson interval's ends at z. */
 double linux_resid_wilson_dev(uint64_t c, uint64_t k, double z);
 

@@ -239,7 +239,7 @@ guest_main() {
 		grep -q '"placement": *"cells"' "$VD/ctl-vminfo-d.json" ||
 			fail "vnumad did not apply d's policy file (placement='cells'): $(cat "$VD/ctl-vminfo-d.json")"
 		# each cell's own residency is measured (the sampler, per cell: docs/linux-host.md)
-		[ "$(grep -o '"resident_err_mib": *\[' "$VD/ctl-vminfo-d.json" | wc -l)" -ge 2 ] ||
+		[ "$(grep -o '"resident_sure_mib": *\[' "$VD/ctl-vminfo-d.json" | wc -l)" -ge 2 ] ||
 			fail "vnumad did not measure d's cells one by one: $(cat "$VD/ctl-vminfo-d.json")"
 	fi
 	if [ $FAILED = yes ]; then

@@ -269,12 +269,13 @@ hw_fill_vm(struct hw *hw, struct hw_vm *w, struct snap_vm *vm, const double *dem
 		memcpy(vm->cells, w->cells, sizeof(*vm->cells) * (size_t)w->nr_cells);
 		memcpy(vm->vcpu_cell, w->vcpu_cell, sizeof(int) * (size_t)w->nr_vcpus);
 		for (int c = 0; c < w->nr_cells; c++) {
-			vm->cells[c].resident_mib = vm->cells[c].resident_err_mib = NULL;
+			vm->cells[c].resident_mib = vm->cells[c].resident_sure_mib = NULL;
 			if (!w->cells_measured)
 				continue;
 			snapshot_cell_resident_alloc(&vm->cells[c], hw->nr_nodes);
 			for (int n = 0; n < hw->nr_nodes; n++)
-				vm->cells[c].resident_mib[n] = w->cell_resident[c][n];
+				vm->cells[c].resident_mib[n] = vm->cells[c].resident_sure_mib[n] =
+				    w->cell_resident[c][n];
 		}
 	}
 }
