@@ -186,7 +186,7 @@ resid_addr_offset(const struct linux_ram_range *ram, int nr, uint64_t page_bytes
 }
 
 void
-linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
+linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k, bool exact,
                            const struct linux_ram_range *ram, int nr_ram, uint64_t page_bytes,
                            const struct linux_ram_range *cells, int nr_cells, double z,
                            struct linux_resid_cells *out)
@@ -217,8 +217,6 @@ linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
 	}
 	for (int c = 0; c < out->nr; c++) {
 		double cell_kib = (double)(cells[c].len / 1024);
-		uint64_t pages = page_bytes ? (cells[c].len + page_bytes - 1) / page_bytes : 0;
-		bool exact = taken[c] >= pages;
 
 		for (int n = 0; n < LINUX_RESID_MAX_NODES && taken[c] > 0; n++) {
 			double share = (double)count[c][n] / (double)taken[c];
@@ -537,7 +535,8 @@ resid_draw_take(struct linux_resid *r, const struct linux_resid_input *in, struc
 	d->ret = -ENOENT;
 	if (in->draw != NULL) {
 		d->k = pages < (uint64_t)in->sample_pages ? (int)pages : in->sample_pages;
-		if (d->k <= 0 || (d->ret = in->draw(in->query_ctx, in->pid, d->k, d->status)) < 0)
+		if (d->k <= 0 ||
+		    (d->ret = in->draw(in->query_ctx, in->pid, d->k, d->status, d->addrs)) < 0)
 			return d->ret;
 	} else {
 		d->k = linux_resid_sample_plan(
@@ -572,7 +571,7 @@ static void
 resid_cells_update(struct linux_resid *r, const struct linux_resid_input *in, struct resid_draw *d)
 {
 	if (in->nr_cells < 2 || in->nr_cells > LINUX_RESID_MAX_CELLS || in->cells == NULL ||
-	    in->query == NULL || in->draw != NULL) {
+	    (in->query == NULL && in->draw == NULL)) {
 		r->cells.nr = 0;
 		return;
 	}
@@ -580,8 +579,9 @@ resid_cells_update(struct linux_resid *r, const struct linux_resid_input *in, st
 		r->cells.nr = 0; /* the cells changed: not this figure any more */
 	if (resid_draw_take(r, in, d) < 0 || resid_draw_unknown(d))
 		return; /* the last one stands (adjusted by vnumad's moves) */
-	linux_resid_cells_estimate(d->status, d->addrs, d->k, in->ram, in->nr_ram, in->page_bytes,
-	                           in->cells, in->nr_cells, LINUX_RESIDENCY_SAMPLE_Z, &r->cells);
+	linux_resid_cells_estimate(d->status, d->addrs, d->k, d->exact, in->ram, in->nr_ram,
+	                           in->page_bytes, in->cells, in->nr_cells,
+	                           LINUX_RESIDENCY_SAMPLE_Z, &r->cells);
 	r->cells.sampled_s = r->sampled_s;
 }
 

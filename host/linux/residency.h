@@ -228,11 +228,12 @@ void linux_resid_sample_estimate(const int *status, int k, bool exact, uint64_t 
  * to end: guest RAM offsets) with status[0..k): cells[0..nr_cells) are the cells' ranges of
  * guest RAM offsets (start, len in bytes), at most LINUX_RESID_MAX_CELLS.  Per cell c with k_c
  * of the pages and n_c of them on node n: n_c / k_c of the cell's bytes, and surely the low end
- * of the Wilson interval at z around n_c / k_c of them (n_c / k_c itself when k_c covers every
- * page of the cell; a page of unknown node may be on n or not, so it adds to neither).  A page
+ * of the Wilson interval at z around n_c / k_c of them (n_c / k_c itself when exact: the sample
+ * took every page of guest RAM once; a page of unknown node may be on n or not, so it adds to
+ * neither).  A page
  * in no cell is not counted; a cell no page fell in has 0, surely 0, everywhere.
  */
-void linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k,
+void linux_resid_cells_estimate(const int *status, const uint64_t *addrs, int k, bool exact,
                                 const struct linux_ram_range *ram, int nr_ram, uint64_t page_bytes,
                                 const struct linux_ram_range *cells, int nr_cells, double z,
                                 struct linux_resid_cells *out);
@@ -254,11 +255,11 @@ int linux_resid_query_live(void *ctx, int pid, const uint64_t *addrs, size_t n, 
 
 /*
  * Draw a sample of k pages of pid's guest RAM and write each one's status (as a query) into
- * status[0..k): a sampler that picks its own pages (the simulator's, host/sim/sim_resid.c),
- * in place of a plan queried at addresses.  When k is all of the RAM's pages, each page once.
- * 0 or -errno.
+ * status[0..k) and its address (in linux_resid_input.ram) into addrs[0..k): a sampler that
+ * picks its own pages (the simulator's, host/sim/sim_resid.c), in place of a plan queried at
+ * addresses.  When k is all of the RAM's pages, each page once.  0 or -errno.
  */
-typedef int (*linux_resid_draw_fn)(void *ctx, int pid, int k, int *status);
+typedef int (*linux_resid_draw_fn)(void *ctx, int pid, int k, int *status, uint64_t *addrs);
 
 /* ---- per VM state and the choice of source -------------------------------------------------- */
 
@@ -340,7 +341,7 @@ struct linux_resid_input {
 	/*
 	 * The guest's vNUMA cells as ranges of guest RAM offsets (bytes), for the per-cell
 	 * figure: sampled every LINUX_RESIDENCY_SAMPLE_S whatever gives the VM's figure, when
-	 * there are 2 to LINUX_RESID_MAX_CELLS of them and query (not draw) samples.
+	 * there are 2 to LINUX_RESID_MAX_CELLS of them and query or draw samples.
 	 */
 	const struct linux_ram_range *cells;
 	int nr_cells;

@@ -241,6 +241,7 @@ sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm, bool kernel)
 		for (int i = 0; i < scv->cells[c].nr_vcpus; i++)
 			svm->vcpu_cell[scv->cells[c].vcpus[i]] = c;
 	}
+	sim_resid_cells_fill(sim, idx, svm, !kernel);
 	svm->policy = scv->policy;
 	svm->policy_set = scv->policy_xml != NULL;
 	svm->policy_ok = true;
@@ -878,6 +879,25 @@ sim_run(const struct scenario *scn, const struct balancer_ops *bal, struct sim_r
 out:
 	sim_free(sim);
 	return rc;
+}
+
+uint64_t
+sim_vm_cell_node_mib(const struct sim *sim, int vm_idx, int cell, int node)
+{
+	const struct sim_vm *vm = &sim->vms[vm_idx];
+	uint64_t cnt = 0, first = 0, end = 0;
+	double acc_gib = 0;
+
+	if (vm->region_node == NULL || cell < 0 || cell >= vm->scn->nr_cells)
+		return 0;
+	for (int c = 0; c <= cell; c++) {
+		first = (uint64_t)(acc_gib * 1024.0) / SIM_REGION_MIB;
+		acc_gib += vm->scn->cells[c].memory_gib;
+		end = (uint64_t)(acc_gib * 1024.0) / SIM_REGION_MIB;
+	}
+	for (uint64_t r = first; r < end && r < vm->nr_regions; r++)
+		cnt += vm->region_node[r] == node;
+	return cnt * SIM_REGION_MIB;
 }
 
 uint64_t

@@ -119,6 +119,8 @@ void sim_result_fill(struct sim *sim, struct sim_result *res);
 
 /* Ground truth, for tests only: MiB of VM vm_idx resident on node (-1: unallocated). */
 uint64_t sim_vm_node_mib(const struct sim *sim, int vm_idx, int node);
+/* MiB of guest cell cell's own RAM (its range of regions) on node (for tests). */
+uint64_t sim_vm_cell_node_mib(const struct sim *sim, int vm_idx, int cell, int node);
 /* Ground truth: node index vCPU vcpu of VM vm_idx runs on, or -1 if the VM is not running. */
 int sim_vcpu_node(const struct sim *sim, int vm_idx, int vcpu);
 uint64_t sim_node_used_mib(const struct sim *sim, int node);

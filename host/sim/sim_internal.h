@@ -167,6 +167,16 @@ void sim_resid_vm_init(struct sim *sim, int idx);
 void sim_resid_round(struct sim *sim);
 /* VM idx's residency into svm: as the balancer's host senses it when sensed, else exact. */
 void sim_resid_fill(struct sim *sim, int idx, struct snap_vm *svm, bool sensed);
+/*
+ * VM idx's per-cell residency into svm's cells (set already), when sensed and the Linux host's
+ * estimator has a per-cell figure (residency.h); none otherwise (as the libvirt test driver).
+ */
+void sim_resid_cells_fill(struct sim *sim, int idx, struct snap_vm *svm, bool sensed);
+/*
+ * The guest cell whose whole range the regions [first, end) are (a move of that cell's range,
+ * as the Linux host tells it), or -1.
+ */
+int sim_resid_move_cell(const struct sim_vm *vm, uint32_t first, uint32_t end);
 
 /* sim_sched.c */
 void sim_sched_place_new(struct sim *sim, struct sim_vm *vm);

@@ -315,7 +315,9 @@ sim_move_work(struct sim *sim, struct sim_move *m, double budget_mib)
 		sim_region_migrate(sim, vm, m->cursor, m->to, false);
 		vm->mig_done_mib += SIM_REGION_MIB;
 		/* the Linux host's residency figure learns of its own moves so (residency.h) */
-		linux_resid_moved(&vm->resid, -1, m->from, m->to, (uint64_t)SIM_REGION_MIB << 20);
+		linux_resid_moved(&vm->resid,
+		                  sim_resid_move_cell(vm, m->first_region, m->end_region), m->from,
+		                  m->to, (uint64_t)SIM_REGION_MIB << 20);
 		m->left_mib = m->left_mib > SIM_REGION_MIB ? m->left_mib - SIM_REGION_MIB : 0;
 		budget_mib -= SIM_REGION_MIB;
 	}

@@ -69,35 +69,37 @@ sim_resid_round(struct sim *sim)
 	linux_resid_budget_refill(&sim->resid_budget, sim->now_s);
 }
 
-/* Node index of region u of the VM's allocated regions counted node by node (absent: past). */
+/* A region's status as the sampler reads it: its node, or absent. */
 static int
-sim_resid_region_pick(const struct sim *sim, const struct sim_vm *vm, uint32_t u)
+sim_resid_region_status(const struct sim_vm *vm, uint32_t r)
 {
-	for (int n = 0; n < sim->nr_nodes; n++) {
-		if (u < vm->node_cnt[n])
-			return n;
-		u -= vm->node_cnt[n];
-	}
-	return LINUX_RESID_PAGE_ABSENT;
+	return vm->region_node[r] == SIM_NO_NODE ? LINUX_RESID_PAGE_ABSENT : vm->region_node[r];
 }
 
-/* linux_resid_draw_fn: k regions with replacement, or each region once when k covers them. */
+/*
+ * linux_resid_draw_fn: k regions with replacement, or each region once when k covers them;
+ * region r's address is its guest RAM offset (the RAM is one range from 0).
+ */
 static int
-sim_resid_draw(void *ctx, int pid, int k, int *status)
+sim_resid_draw(void *ctx, int pid, int k, int *status, uint64_t *addrs)
 {
 	struct sim_resid_ctx *c = ctx;
 	struct sim_vm *vm = c->vm;
 
 	(void)pid;
 	if ((uint32_t)k >= vm->nr_regions) {
-		for (uint32_t r = 0; r < vm->nr_regions && r < (uint32_t)k; r++)
-			status[r] = vm->region_node[r] == SIM_NO_NODE ? LINUX_RESID_PAGE_ABSENT
-			                                              : vm->region_node[r];
+		for (uint32_t r = 0; r < vm->nr_regions && r < (uint32_t)k; r++) {
+			status[r] = sim_resid_region_status(vm, r);
+			addrs[r] = (uint64_t)r * SIM_REGION_BYTES;
+		}
 		return 0;
 	}
-	for (int i = 0; i < k; i++)
-		status[i] = sim_resid_region_pick(c->sim, vm,
-		                                  util_rng_below(&vm->resid_rng, vm->nr_regions));
+	for (int i = 0; i < k; i++) {
+		uint32_t r = (uint32_t)util_rng_below(&vm->resid_rng, vm->nr_regions);
+
+		status[i] = sim_resid_region_status(vm, r);
+		addrs[i] = (uint64_t)r * SIM_REGION_BYTES;
+	}
 	return 0;
 }
 
@@ -137,6 +139,38 @@ sim_resid_first_walk_ms(const struct sim *sim, const struct sim_vm *vm)
 	                                           : linux_resid_walk_predict_ms(kib, 0);
 }
 
+/* The VM's guest cells as ranges of guest RAM offsets (as sim.c gives them), into cells. */
+static int
+sim_resid_cells(const struct sim_vm *vm, struct linux_ram_range *cells)
+{
+	const struct scn_vm *scv = vm->scn;
+	double acc_gib = 0;
+
+	if (scv->nr_cells < 2 || scv->nr_cells > LINUX_RESID_MAX_CELLS)
+		return 0;
+	for (int c = 0; c < scv->nr_cells; c++) {
+		uint64_t start = (uint64_t)(acc_gib * 1024.0) << 20;
+
+		acc_gib += scv->cells[c].memory_gib;
+		cells[c] =
+		    (struct linux_ram_range){start, ((uint64_t)(acc_gib * 1024.0) << 20) - start};
+	}
+	return scv->nr_cells;
+}
+
+int
+sim_resid_move_cell(const struct sim_vm *vm, uint32_t first, uint32_t end)
+{
+	struct linux_ram_range cells[LINUX_RESID_MAX_CELLS];
+	int nr = sim_resid_cells(vm, cells);
+
+	for (int c = 0; c < nr; c++)
+		if (cells[c].start / SIM_REGION_BYTES == first &&
+		    (cells[c].start + cells[c].len) / SIM_REGION_BYTES == end)
+			return c;
+	return -1;
+}
+
 /* This round's figure of VM idx from the Linux host's estimator, into svm. */
 static void
 sim_resid_sense(struct sim *sim, int idx, struct snap_vm *svm)
@@ -167,7 +201,10 @@ sim_resid_sense(struct sim *sim, int idx, struct snap_vm *svm)
 	    .kernel_moved_kib = vm->audit_kernel_migrated_mib * 1024,
 	};
 	const struct linux_resid *r = &vm->resid;
+	struct linux_ram_range cells[LINUX_RESID_MAX_CELLS];
 
+	in.nr_cells = sim_resid_cells(vm, cells);
+	in.cells = cells;
 	for (int n = 0; n < nr; n++)
 		walk_kib[n] = cg_kib[n] = (uint64_t)vm->node_cnt[n] * SIM_REGION_MIB * 1024;
 	if (vm->qemu_node < 0)
@@ -185,6 +222,22 @@ sim_resid_sense(struct sim *sim, int idx, struct snap_vm *svm)
 	svm->resident_err_mib = (r->fig.err_kib + 1023) / 1024;
 	svm->resident_age_s = sim->now_s > r->measured_s ? sim->now_s - r->measured_s : 0;
 	svm->resident_source = linux_resid_source_name(r->source);
+}
+
+void
+sim_resid_cells_fill(struct sim *sim, int idx, struct snap_vm *svm, bool sensed)
+{
+	const struct linux_resid_cells *rc = &sim->vms[idx].resid.cells;
+
+	if (!sensed || !sim->sense_resid || rc->nr == 0 || rc->nr != svm->nr_cells)
+		return;
+	for (int c = 0; c < svm->nr_cells; c++) {
+		snapshot_cell_resident_alloc(&svm->cells[c], sim->nr_nodes);
+		for (int n = 0; n < sim->nr_nodes && n < LINUX_RESID_MAX_NODES; n++) {
+			svm->cells[c].resident_mib[n] = rc->kib[c][n] / 1024;
+			svm->cells[c].resident_sure_mib[n] = rc->sure_kib[c][n] / 1024;
+		}
+	}
 }
 
 void

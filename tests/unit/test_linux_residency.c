@@ -570,7 +570,7 @@ test_cells_exact(void **state)
 		addrs[i] = ram.start + off;
 		status[i] = i < 4 ? (i == 0 ? 1 : 0) : (i == 7 ? LINUX_RESID_PAGE_UNKNOWN : 1);
 	}
-	linux_resid_cells_estimate(status, addrs, 8, &ram, 1, 4096, cells, 3, 3.0, &out);
+	linux_resid_cells_estimate(status, addrs, 8, true, &ram, 1, 4096, cells, 3, 3.0, &out);
 	assert_int_equal(out.nr, 3);
 	assert_int_equal(out.kib[0][0], 12);
 	assert_int_equal(out.kib[0][1], 4);
@@ -582,9 +582,9 @@ test_cells_exact(void **state)
 	/* a cell no page fell in: nothing, surely nothing */
 	assert_int_equal(out.kib[2][0], 0);
 	assert_int_equal(out.sure_kib[2][0], 0);
-	/* a page outside the guest's RAM counts nowhere; 3 of 4 pages: no longer exact */
+	/* a page outside the guest's RAM counts nowhere; a sample, not every page: not exact */
 	addrs[0] = 0x1000;
-	linux_resid_cells_estimate(status, addrs, 8, &ram, 1, 4096, cells, 2, 3.0, &out);
+	linux_resid_cells_estimate(status, addrs, 8, false, &ram, 1, 4096, cells, 2, 3.0, &out);
 	assert_int_equal(out.nr, 2);
 	assert_int_equal(out.kib[0][1], 0);
 	assert_int_equal(out.kib[0][0], 16);
