@@ -433,8 +433,7 @@ engine_spread_dest(struct engine *e, const struct snapshot *snap, const struct e
 
 	for (int d = 0; d < snap->nr_nodes; d++) {
 		double after = (e->node_load[d] + u) / snap->nodes[d].nr_cpus;
-		int64_t need =
-		    (int64_t)g->mem_mib - (ev->nr_groups == 1 ? (int64_t)vm->resident_mib[d] : 0);
+		int64_t need = (int64_t)g->mem_mib - engine_group_resident_mib(ev, g, vm, d);
 
 		if (d == n || !nodemask_test(vm->policy.nodes, d) || after > 1.0 ||
 		    g->nr_vcpus > snap->nodes[d].nr_cpus ||

@@ -122,12 +122,23 @@ engine_room_mib(const struct engine *e, const struct snapshot *snap, int n, bool
 	return e->node_mem_proj[n] - (arriving ? 0 : extra);
 }
 
+int64_t
+engine_group_resident_mib(const struct eng_vm *ev, const struct eng_group *g,
+                          const struct snap_vm *vm, int n)
+{
+	if (ev->nr_groups == 1)
+		return (int64_t)vm->resident_mib[n];
+	if (g->cell >= 0 && g->cell < vm->nr_cells && vm->cells[g->cell].resident_mib != NULL)
+		return (int64_t)vm->cells[g->cell].resident_mib[n];
+	return 0;
+}
+
 /* Memory a group still needs on node n if homed there. */
 static int64_t
 engine_group_mem_need(const struct eng_vm *ev, const struct eng_group *g, const struct snap_vm *vm,
                       int n)
 {
-	int64_t have = ev->nr_groups == 1 ? (int64_t)vm->resident_mib[n] : 0;
+	int64_t have = engine_group_resident_mib(ev, g, vm, n);
 
 	return (int64_t)g->mem_mib > have ? (int64_t)g->mem_mib - have : 0;
 }
@@ -218,7 +229,7 @@ engine_pick_node(struct engine *e, const struct snapshot *snap, const struct eng
 		if (!nodemask_test(vm->policy.nodes, n) || nodemask_test(exclude, n) ||
 		    snap->nodes[n].nr_cpus < g->nr_vcpus ||
 		    (int64_t)g->mem_mib -
-		            (ev->placed && ev->nr_groups == 1 ? (int64_t)vm->resident_mib[n] : 0) >
+		            (ev->placed ? engine_group_resident_mib(ev, g, vm, n) : 0) >
 		        engine_room_mib(e, snap, n, vm->uptime_s == 0))
 			continue;
 		after = (e->node_load[n] + util) / snap->nodes[n].nr_cpus;
@@ -228,9 +239,10 @@ engine_pick_node(struct engine *e, const struct snapshot *snap, const struct eng
 		for (int i = 0; i < g->nr_vcpus; i++)
 			stay += vm->vcpus[g->vcpus[i]].node == n;
 		score -= ENGINE_HOME_STAY_VCPU_BONUS * stay / g->nr_vcpus;
-		if (vm->mem_mib > 0 && ev->nr_groups == 1)
-			score -= ENGINE_HOME_STAY_MEM_BONUS * (double)vm->resident_mib[n] /
-			         (double)vm->mem_mib;
+		if (g->mem_mib > 0)
+			score -= ENGINE_HOME_STAY_MEM_BONUS *
+			         (double)engine_group_resident_mib(ev, g, vm, n) /
+			         (double)g->mem_mib;
 		if (best == ENGINE_NO_NODE || score < best_score - 1e-12) {
 			best = n;
 			best_score = score;

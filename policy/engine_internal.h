@@ -220,6 +220,12 @@ void engine_home_place(struct engine *e, const struct snapshot *snap, struct eng
 void engine_target_commit(struct engine *e, struct eng_vm *ev, int v, int node);
 /* Memory a node can still take for a group's home (more for an arriving VM: no migration). */
 int64_t engine_room_mib(const struct engine *e, const struct snapshot *snap, int n, bool arriving);
+/*
+ * MiB of group g's own memory on node n: the VM's figure for a VM of one group, a guest cell's
+ * own figure when the host measures it (struct snap_cell), else 0 (not known per group).
+ */
+int64_t engine_group_resident_mib(const struct eng_vm *ev, const struct eng_group *g,
+                                  const struct snap_vm *vm, int n);
 void engine_load_move(struct engine *e, const struct eng_vm *ev, int v, int from, int to);
 void engine_emit_pin(struct eng_vm *ev, const struct snap_vm *vm, int v, uint64_t nodes,
                      double now_s, struct plan *plan, const char *rule, double gain,

@@ -898,6 +898,38 @@ test_memory_cells_crossed(void **state)
 	assert_int_equal(moved, 32);
 }
 
+/*
+ * Rule: a measured cell's own memory counts where it is when its home is chosen.  Two 16-GiB
+ * nodes, each with 3 GiB free besides one cell of 6 GiB of a two-cell VM (cell 0 on node 0,
+ * cell 1 on node 1, vCPUs floating the other way): each cell's home is where its memory is (no
+ * node has 6 GiB free for a cell that brought none), and nothing moves.  Without the per-cell
+ * figure neither cell fits a node.
+ */
+static void
+test_home_cells_where_memory_is(void **state)
+{
+	struct hw *hw = *state = hw_new(2, 8, 16 * GIB);
+	struct hw_vm *vm = hw_vm_add(hw, 4, 12 * GIB, 0, 100);
+	uint64_t moved = 0;
+
+	hw_vm_cells(vm, 2);
+	vm->policy.placement = VM_POLICY_PLACEMENT_CELLS;
+	vm->resident[0] = vm->resident[1] = 6 * GIB;
+	vm->cells_measured = true;
+	vm->cell_resident[0][0] = 6 * GIB;
+	vm->cell_resident[1][1] = 6 * GIB;
+	for (int v = 0; v < 4; v++)
+		vm->vcpus[v].node = v < 2 ? 1 : 0; /* each cell's vCPUs on the other cell's node */
+	hw->other_mib[0] = hw->other_mib[1] = 7 * GIB;
+	for (int r = 0; r < 20; r++)
+		moved += plan_moved_mib(hw_step(hw), vm->id);
+	assert_int_equal(moved, 0);
+	assert_int_equal(vm->vcpus[0].node, 0);
+	assert_int_equal(vm->vcpus[1].node, 0);
+	assert_int_equal(vm->vcpus[2].node, 1);
+	assert_int_equal(vm->vcpus[3].node, 1);
+}
+
 /* Rule: migrate='no' means the VM's memory is never moved. */
 static void
 test_guard_migrate_no(void **state)
@@ -1495,6 +1527,7 @@ main(void)
 	    ENGINE_TEST(test_guard_vm_rate),
 	    ENGINE_TEST(test_guard_vm_rate_cells),
 	    ENGINE_TEST(test_memory_cells_crossed),
+	    ENGINE_TEST(test_home_cells_where_memory_is),
 	    ENGINE_TEST(test_guard_migrate_no),
 	    ENGINE_TEST(test_memory_exact_fit),
 	    ENGINE_TEST(test_backoff),
