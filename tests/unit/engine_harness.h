@@ -176,6 +176,18 @@ hw_vm_cells(struct hw_vm *vm, int nr_cells)
 		vm->vcpu_cell[v] = v * nr_cells / vm->nr_vcpus;
 }
 
+/* A VM (as hw_vm_add) with nr_cells equal guest cells, placed by them (placement='cells'). */
+static struct hw_vm *
+hw_vm_add_cells(struct hw *hw, int nr_vcpus, uint64_t mem_mib, int node, double uptime_s,
+                int nr_cells)
+{
+	struct hw_vm *vm = hw_vm_add(hw, nr_vcpus, mem_mib, node, uptime_s);
+
+	hw_vm_cells(vm, nr_cells);
+	vm->policy.placement = VM_POLICY_PLACEMENT_CELLS;
+	return vm;
+}
+
 static struct hw_vm *
 hw_vm_by_id(struct hw *hw, int id)
 {

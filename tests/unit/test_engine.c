@@ -813,11 +813,9 @@ static void
 test_guard_vm_rate_cells(void **state)
 {
 	struct hw *hw = *state = hw_new(3, 8, 64 * GIB);
-	struct hw_vm *vm = hw_vm_add(hw, 4, 8 * GIB, 0, 100);
+	struct hw_vm *vm = hw_vm_add_cells(hw, 4, 8 * GIB, 0, 100, 2);
 	uint64_t total = 0;
 
-	hw_vm_cells(vm, 2);
-	vm->policy.placement = VM_POLICY_PLACEMENT_CELLS;
 	vm->policy.nodes = nodemask_of(0) | nodemask_of(1);
 	vm->policy.rate_kib_s = 100 * 1024;
 	vm->vcpus[2].node = vm->vcpus[3].node = 1;
@@ -858,11 +856,9 @@ static void
 test_memory_cells_crossed(void **state)
 {
 	struct hw *hw = *state = hw_new(2, 8, 16 * GIB);
-	struct hw_vm *vm = hw_vm_add(hw, 4, 320, 0, 100);
+	struct hw_vm *vm = hw_vm_add_cells(hw, 4, 320, 0, 100, 2);
 	uint64_t moved = 0;
 
-	hw_vm_cells(vm, 2);
-	vm->policy.placement = VM_POLICY_PLACEMENT_CELLS;
 	vm->vcpus[2].node = vm->vcpus[3].node = 1;
 	vm->resident[0] = vm->resident[1] = 160;
 	vm->cell_resident[0][0] = 144;
@@ -909,11 +905,9 @@ static void
 test_home_cells_where_memory_is(void **state)
 {
 	struct hw *hw = *state = hw_new(2, 8, 16 * GIB);
-	struct hw_vm *vm = hw_vm_add(hw, 4, 12 * GIB, 0, 100);
+	struct hw_vm *vm = hw_vm_add_cells(hw, 4, 12 * GIB, 0, 100, 2);
 	uint64_t moved = 0;
 
-	hw_vm_cells(vm, 2);
-	vm->policy.placement = VM_POLICY_PLACEMENT_CELLS;
 	vm->resident[0] = vm->resident[1] = 6 * GIB;
 	vm->cells_measured = true;
 	vm->cell_resident[0][0] = 6 * GIB;
