@@ -75,11 +75,7 @@ fault_advance(struct host *h, double until_s)
 static void
 fault_snapshot_drop(struct snapshot *snap, int i)
 {
-	free(snap->vms[i].cells);
-	free(snap->vms[i].vcpu_cell);
-	memmove(&snap->vms[i], &snap->vms[i + 1],
-	        (size_t)(snap->nr_vms - i - 1) * sizeof(snap->vms[0]));
-	snap->nr_vms--;
+	snapshot_vm_remove(snap, i);
 }
 
 static int

@@ -103,6 +103,16 @@ snapshot_vm_set_cells(struct snap_vm *vm, int nr_cells)
 }
 
 void
+snapshot_vm_remove(struct snapshot *snap, int i)
+{
+	snapshot_vm_cells_free(&snap->vms[i]);
+	free(snap->vms[i].vcpu_cell);
+	memmove(&snap->vms[i], &snap->vms[i + 1],
+	        (size_t)(snap->nr_vms - i - 1) * sizeof(snap->vms[0]));
+	snap->nr_vms--;
+}
+
+void
 snapshot_free(struct snapshot *snap)
 {
 	if (snap == NULL)

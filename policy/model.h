@@ -179,6 +179,8 @@ struct snapshot *snapshot_new(int nr_nodes, int nr_cpus, int nr_vms, const int *
 void snapshot_vm_set_cells(struct snap_vm *vm, int nr_cells);
 /* Give a cell per-node residency arrays of nr_nodes entries, zeroed (the old ones freed). */
 void snapshot_cell_resident_alloc(struct snap_cell *cell, int nr_nodes);
+/* Remove VM i from the snapshot, freeing what it owns (its cells and their figures). */
+void snapshot_vm_remove(struct snapshot *snap, int i);
 
 void snapshot_free(struct snapshot *snap);
 
