@@ -324,6 +324,12 @@ daemon_observe(struct daemon *d)
 		v->seen = true;
 		daemon_count_vm(d, v, vm);
 		daemon_effective_policy(d, v, vm);
+		if (vm->policy.placement != VM_POLICY_PLACEMENT_CELLS && snap_vm_by_cells(snap, vm))
+			snprintf(
+			    v->policy_note, sizeof(v->policy_note),
+			    "placement compact: its %llu MiB fit no host node, so it is placed "
+			    "by its %d guest cells",
+			    (unsigned long long)vm->mem_mib, vm->nr_cells);
 	}
 	daemon_vms_prune(d);
 	return 0;

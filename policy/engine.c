@@ -71,7 +71,7 @@ engine_table_rebuild(struct engine *e, size_t want)
 }
 
 static struct eng_vm *
-engine_vm_add(struct engine *e, const struct snap_vm *vm, int nr_nodes)
+engine_vm_add(struct engine *e, const struct snapshot *snap, const struct snap_vm *vm)
 {
 	struct eng_vm *ev = xcalloc(1, sizeof(*ev));
 
@@ -79,8 +79,8 @@ engine_vm_add(struct engine *e, const struct snap_vm *vm, int nr_nodes)
 		engine_table_rebuild(e, e->nr + 1);
 	ev->id = vm->id;
 	ev->seen = true;
-	engine_vm_alloc(ev, vm, nr_nodes);
-	engine_groups_build(ev, vm);
+	engine_vm_alloc(ev, vm, snap->nr_nodes);
+	engine_groups_build(ev, vm, snap_vm_by_cells(snap, vm));
 	engine_table_insert(e->vms, e->cap, ev);
 	e->nr++;
 	return ev;
@@ -158,8 +158,7 @@ engine_observe(struct engine *e, const struct snapshot *snap)
 		const struct snap_vm *vm = &snap->vms[i];
 		struct eng_vm *ev = engine_vm_lookup(e, vm->id);
 		bool first = ev == NULL || ev->nr_vcpus != vm->nr_vcpus;
-		bool by_cells =
-		    vm->policy.placement == VM_POLICY_PLACEMENT_CELLS && vm->nr_cells > 1;
+		bool by_cells = snap_vm_by_cells(snap, vm);
 
 		if (ev != NULL && first) { /* same id, different VM: start over */
 			ev->seen = false;
@@ -167,11 +166,11 @@ engine_observe(struct engine *e, const struct snapshot *snap)
 			ev = NULL;
 		}
 		if (ev == NULL)
-			ev = engine_vm_add(e, vm, snap->nr_nodes);
+			ev = engine_vm_add(e, snap, vm);
 		ev->seen = true;
 		ev->snap_idx = i;
 		if ((ev->groups[0].cell >= 0) != by_cells)
-			engine_groups_build(ev, vm);
+			engine_groups_build(ev, vm, by_cells);
 		engine_stats_update(ev, vm, snap, scale, first);
 		for (int k = 0; k < ev->nr_groups; k++) {
 			engine_group_strength(ev, &ev->groups[k], vm);

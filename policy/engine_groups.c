@@ -1,8 +1,9 @@
 /*
  * engine_groups.c - per-VM engine state and buddy groups.
  *
- * A VM's vCPUs form one buddy group; a VM whose policy places by cells (placement='cells')
- * and whose guest has vNUMA cells gets one group per cell, each with its cell's RAM range.
+ * A VM's vCPUs form one buddy group; a VM placed by its guest vNUMA cells (snap_vm_by_cells:
+ * placement='cells', or memory that fits no node) gets one group per cell, each with its cell's
+ * RAM range.
  * Cross-VM groups (policy group="name") are an affinity between VMs' homes (engine_home.c).
  */
 #include <stdlib.h>
@@ -82,10 +83,8 @@ engine_group_init(struct eng_group *g, int cell, int nr_vcpus, uint64_t start, u
 
 /* (Re)build the groups from the VM's policy and cells; homes are chosen again afterwards. */
 void
-engine_groups_build(struct eng_vm *ev, const struct snap_vm *vm)
+engine_groups_build(struct eng_vm *ev, const struct snap_vm *vm, bool by_cells)
 {
-	bool by_cells = vm->policy.placement == VM_POLICY_PLACEMENT_CELLS && vm->nr_cells > 1;
-
 	engine_groups_free(ev);
 	if (!by_cells) {
 		ev->nr_groups = 1;

@@ -646,7 +646,7 @@ engine_advise(void *state, const struct snapshot *snap, int vcpus, uint64_t mem_
 	one = engine_advise_vm(snap, vcpus, mem_mib, nr_cells);
 	ev = xcalloc(1, sizeof(*ev));
 	engine_vm_alloc(ev, &one->vms[0], snap->nr_nodes);
-	engine_groups_build(ev, &one->vms[0]);
+	engine_groups_build(ev, &one->vms[0], nr_cells > 1);
 	for (int v = 0; v < vcpus; v++)
 		ev->util_avg[v] = 1.0; /* a new VM: assume busy vCPUs */
 	engine_nodes_init(e, snap);

@@ -209,7 +209,7 @@ int engine_strength(const double *faults, int nr_nodes, int *node_out);
 void engine_group_strength(struct eng_vm *ev, struct eng_group *g, const struct snap_vm *vm);
 
 /* engine_groups.c */
-void engine_groups_build(struct eng_vm *ev, const struct snap_vm *vm);
+void engine_groups_build(struct eng_vm *ev, const struct snap_vm *vm, bool by_cells);
 void engine_vm_free(struct eng_vm *ev);
 void engine_vm_alloc(struct eng_vm *ev, const struct snap_vm *vm, int nr_nodes);
 

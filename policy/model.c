@@ -102,6 +102,19 @@ snapshot_vm_set_cells(struct snap_vm *vm, int nr_cells)
 	vm->vcpu_cell = nr_cells ? xcalloc((size_t)vm->nr_vcpus, sizeof(int)) : NULL;
 }
 
+bool
+snap_vm_by_cells(const struct snapshot *snap, const struct snap_vm *vm)
+{
+	if (vm->nr_cells < 2)
+		return false;
+	if (vm->policy.placement == VM_POLICY_PLACEMENT_CELLS)
+		return true;
+	for (int n = 0; n < snap->nr_nodes; n++)
+		if (vm->mem_mib <= snap->nodes[n].mem_total_mib)
+			return false;
+	return true;
+}
+
 void
 snapshot_vm_remove(struct snapshot *snap, int i)
 {

@@ -164,6 +164,15 @@ snap_vm_resident_sure_mib(const struct snap_vm *vm, int n)
 	           : 0;
 }
 
+/*
+ * Whether the engine places the VM by its guest vNUMA cells (one buddy group and home per
+ * cell) rather than as one group: its policy says placement='cells', or it keeps the default
+ * (compact) but its memory fits no node of the host, so that no placement can hold it on one
+ * node and the guest's own cells are where it splits (docs/policy-engine.md, "Groups").  Never
+ * for a VM with fewer than two cells.
+ */
+bool snap_vm_by_cells(const struct snapshot *snap, const struct snap_vm *vm);
+
 static inline int
 snapshot_distance(const struct snapshot *snap, int from, int to)
 {

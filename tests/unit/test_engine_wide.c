@@ -2,7 +2,8 @@
  * test_engine_wide.c - VMs wider than a node (policy/engine_converge.c): a memory-spanning VM's
  * vCPUs follow its memory before their faults can be judged, fill the free CPUs of the node
  * holding most of it without ever overfilling a node, and a weak spanning vCPU never displaces
- * a small VM whose memory stays behind.
+ * a small VM whose memory stays behind; one with guest cells whose memory fits no node is
+ * placed by its cells.
  *
  * Worlds from tests/unit/engine_harness.h: 2 nodes of 8 CPUs and 32 GiB; a 10-vCPU, 40-GiB VM
  * (more than a node in CPUs and memory) met running with its memory 70/30 on nodes 0/1.
@@ -138,6 +139,42 @@ test_wide_weak_never_displaces_home(void **state)
 	assert_int_equal(vm_vcpus_on(vm, 0), 4);
 }
 
+/*
+ * Rule (snap_vm_by_cells): a VM whose memory fits no node is placed by its guest cells even
+ * with the default policy.  An 8-vCPU, 40-GiB VM with two guest cells (vCPUs 0-3 and 4-7, 20
+ * GiB each) met running with every vCPU on node 0 and its memory 28/12 over nodes 0/1, each
+ * cell split over both nodes.  Placed as one spanning group, its vCPUs stay on node 0, where
+ * most of its memory is, and nothing sorts either cell's memory out (the planner sees one
+ * figure for the VM); placed by cells, each cell ends on a node of its own with its RAM there.
+ */
+static void
+test_wide_cells_by_default(void **state)
+{
+	struct hw *hw = *state = hw_new(2, CPUS, 32 * GIB);
+	struct hw_vm *vm = hw_vm_add(hw, 8, 40 * GIB, 0, 100);
+	int cell_node[2];
+
+	hw_vm_cells(vm, 2);
+	assert_int_equal(vm->policy.placement, VM_POLICY_PLACEMENT_COMPACT);
+	vm->faults = HW_FAULTS_MEMORY;
+	vm->cells_measured = true;
+	vm->cell_resident[0][0] = 16 * GIB;
+	vm->cell_resident[0][1] = 4 * GIB;
+	vm->cell_resident[1][0] = 12 * GIB;
+	vm->cell_resident[1][1] = 8 * GIB;
+	vm->resident[0] = 28 * GIB;
+	vm->resident[1] = 12 * GIB;
+	run_no_overfill(hw, hw->now_s + 300);
+	for (int c = 0; c < 2; c++) {
+		cell_node[c] = vm->vcpus[c * 4].node;
+		for (int v = c * 4; v < c * 4 + 4; v++)
+			assert_int_equal(vm->vcpus[v].node, cell_node[c]);
+		/* all of the cell's RAM is on its vCPUs' node */
+		assert_int_equal(vm->cell_resident[c][cell_node[c]], 20 * GIB);
+	}
+	assert_int_not_equal(cell_node[0], cell_node[1]);
+}
+
 int
 main(void)
 {
@@ -145,6 +182,7 @@ main(void)
 	    cmocka_unit_test_teardown(test_wide_fills_memory_node, world_teardown),
 	    cmocka_unit_test_teardown(test_wide_prior_waits_for_touch, world_teardown),
 	    cmocka_unit_test_teardown(test_wide_weak_never_displaces_home, world_teardown),
+	    cmocka_unit_test_teardown(test_wide_cells_by_default, world_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
