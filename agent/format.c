@@ -211,6 +211,8 @@ static const struct format_column format_sim_columns[] = {
     SIM_COL("samplings_refused", FORMAT_U64, samplings_refused, 0, false),
     SIM_COL("kernel_migrated_gib", FORMAT_DOUBLE, kernel_migrated_gib, 2, false),
     SIM_COL("kernel_vcpu_moves", FORMAT_U64, kernel_vcpu_moves, 0, false),
+    SIM_COL("converge_after_start_s", FORMAT_DOUBLE, converge_after_start_s, 1, false),
+    SIM_COL("max_dest_fill", FORMAT_DOUBLE, max_dest_fill, 3, false),
 };
 #define FORMAT_NR_SIM_COLUMNS ((int)(sizeof(format_sim_columns) / sizeof(format_sim_columns[0])))
 

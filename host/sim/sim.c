@@ -726,10 +726,13 @@ sim_account_tick(struct sim *sim)
 
 		if (fill > sim->max_fill)
 			sim->max_fill = fill;
+		if ((sim->dest_nodes_tick >> n & 1) && fill > sim->max_dest_fill)
+			sim->max_dest_fill = fill;
 		sim->node_bw_factor[n] =
 		    1.0 + sim->node_traffic_mib[n] / SIM_TICK_S / SIM_NODE_BW_MIB_S;
 		sim->node_traffic_mib[n] = 0;
 	}
+	sim->dest_nodes_tick = 0;
 	sim->tick++;
 	sim->now_s = (double)sim->tick * SIM_TICK_S;
 	if (fmod(sim->now_s + 1e-9, SIM_SAMPLE_PERIOD_S) < 1e-6)
@@ -819,9 +822,13 @@ sim_result_fill(struct sim *sim, struct sim_result *res)
 	res->locality = sim->acc_total > 0 ? sim->acc_local / sim->acc_total : 0;
 	res->throughput = sim->work;
 	res->converge_s = sim_converge_time(sim->series, sim->nr_samples, SIM_SAMPLE_PERIOD_S);
+	res->converge_after_start_s = res->converge_s - sim->scn->balancer_start_s;
+	if (res->converge_after_start_s < 0 || !sim->started)
+		res->converge_after_start_s = 0;
 	res->migrated_gib = sim->migrated_mib / 1024.0;
 	res->vcpu_moves = sim->vcpu_moves;
 	res->max_node_fill = sim->max_fill;
+	res->max_dest_fill = sim->max_dest_fill;
 	res->oom = sim->oom;
 	res->balancer_calls = sim->calls;
 	res->balancer_ms = sim->calls ? sim->balancer_ns / 1e6 / (double)sim->calls : 0;

@@ -65,11 +65,15 @@ struct sim_result {
 	double throughput; /* work units: CPU-seconds at all-local speed */
 	double vs_oracle;  /* filled by the caller once the oracle has run; else 0 */
 	double converge_s;
+	double converge_after_start_s; /* converge_s less the balancer's start (met running) */
 	double migrated_gib;
 	uint64_t vcpu_moves;  /* re-pinnings that changed a vCPU's node set */
 	double max_node_fill; /* peak used/total over nodes and time */
-	uint64_t oom;         /* 2-MiB allocations no node could satisfy */
-	double balancer_ms;   /* mean wall-clock ms per decide() call */
+	/* Peak used/total of a node at the end of a tick in which the balancer's moves landed on
+	 * it (its moves only; max_node_fill includes where the guests put memory themselves). */
+	double max_dest_fill;
+	uint64_t oom;       /* 2-MiB allocations no node could satisfy */
+	double balancer_ms; /* mean wall-clock ms per decide() call */
 	uint64_t balancer_calls;
 	double migrate_failed_gib;
 	double sampling_cpu_s;    /* CPU time the VMs lost to hinting faults and scanning */

@@ -138,7 +138,8 @@ struct sim {
 	uint64_t kernel_vcpu_moves;
 	double work, acc_local, acc_total;
 	double sec_local, sec_total, sec_migrated_mib;
-	double migrated_mib, failed_mib, sampling_cpu_s, max_mig_mib_s;
+	double migrated_mib, failed_mib, sampling_cpu_s, max_mig_mib_s, max_dest_fill;
+	uint64_t dest_nodes_tick; /* nodes the balancer's moves landed on this tick */
 	double max_fill;
 	uint64_t vcpu_moves, oom, node_overfill, calls;
 	uint64_t max_vcpu_node_changes, policy_mode_actions, policy_node_violations;

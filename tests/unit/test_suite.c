@@ -217,6 +217,14 @@ suite_check_scenario(const char *path, enum sim_profile profile)
 		assert_true(res[i].throughput > 0);
 		assert_int_equal(res[i].node_overfill, 0);
 		assert_true(res[i].max_node_fill <= 1.0);
+		/* A node a move lands on is one of the nodes max_node_fill watches; none moves
+		 * nothing; converging is never timed from before the balancer started. */
+		assert_true(res[i].max_dest_fill <= res[i].max_node_fill + 1e-9);
+		if (i == none)
+			assert_true(res[i].max_dest_fill == 0);
+		assert_true(res[i].converge_after_start_s <= res[i].converge_s + 1e-9);
+		assert_true(res[i].converge_after_start_s >=
+		            res[i].converge_s - scn->balancer_start_s - 1e-9);
 	}
 	assert_true(oracle >= 0 && none >= 0 && vn >= 0);
 	suite_check_vnumad(scn, &res[vn], &res[none], &res[oracle]);
