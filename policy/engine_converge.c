@@ -429,13 +429,24 @@ engine_spread_dest(struct engine *e, const struct snapshot *snap, const struct e
                    const struct eng_group *g, const struct snap_vm *vm, int n)
 {
 	double u = engine_group_util_sum(ev, g), best_after = 0;
+	double now = e->node_load[n] / snap->nodes[n].nr_cpus;
+	double left = (e->node_load[n] - u) / snap->nodes[n].nr_cpus;
 	int best = ENGINE_NO_NODE;
 
 	for (int d = 0; d < snap->nr_nodes; d++) {
 		double after = (e->node_load[d] + u) / snap->nodes[d].nr_cpus;
 		int64_t need = (int64_t)g->mem_mib - engine_group_resident_mib(ev, g, vm, d);
 
-		if (d == n || !nodemask_test(vm->policy.nodes, d) || after > 1.0 ||
+		/* Onto a node it would overload only if that evens the two out: the worse of
+		 * their ratios falls by ENGINE_SPREAD_EVEN_GAIN at least, and the group is no
+		 * bigger than n's demand beyond its CPUs (a bigger one only carries the overload
+		 * elsewhere, and its memory with it).  A node with room still wins: the least
+		 * loaded destination is taken. */
+		if (d == n || !nodemask_test(vm->policy.nodes, d) ||
+		    (after > 1.0 &&
+		     (now - (after > left ? after : left) < ENGINE_SPREAD_EVEN_GAIN ||
+		      u > e->node_load[n] - snap->nodes[n].nr_cpus ||
+		      nodemask_test(e->span_nodes, n) || nodemask_test(e->span_nodes, d))) ||
 		    g->nr_vcpus > snap->nodes[d].nr_cpus ||
 		    need > engine_room_mib(e, snap, d, false))
 			continue;
@@ -509,6 +520,14 @@ engine_spread_node(struct engine *e, const struct snapshot *snap, int n, struct 
 void
 engine_spread(struct engine *e, const struct snapshot *snap, struct plan *plan)
 {
+	e->span_nodes = 0;
+	for (int i = 0; i < snap->nr_vms; i++) {
+		const struct eng_vm *ev = engine_vm_lookup(e, snap->vms[i].id);
+
+		for (int k = 0; ev != NULL && ev->placed && k < ev->nr_groups; k++)
+			if (ev->groups[k].spanning)
+				e->span_nodes |= ev->groups[k].home;
+	}
 	for (int k = 0; k < ENGINE_SPREAD_PER_ROUND; k++) {
 		int worst = ENGINE_NO_NODE;
 		double worst_ratio = ENGINE_SPREAD_OVERLOAD;

@@ -51,6 +51,13 @@
 #define ENGINE_SPAN_MARGIN 1.5
 /* Spread: a node is overloaded above this share of its CPUs in runnable demand (ESXi: 10 %). */
 #define ENGINE_SPREAD_OVERLOAD 1.10
+/*
+ * Spread onto a node the group would overload (every node short of CPUs): only when the worse
+ * of the two nodes' demand/CPU ratios falls by this much (a tenth of a node's CPUs), and
+ * neither node is in a spanning group's home (its vCPUs follow faults between them, so their
+ * load is not a standing imbalance; evening it out there churned small VMs).
+ */
+#define ENGINE_SPREAD_EVEN_GAIN 0.10
 /* Minimum seconds between two re-homings of one VM, and between two moves of one vCPU. */
 #define ENGINE_VM_DWELL_S   30.0
 #define ENGINE_VCPU_DWELL_S 10.0
@@ -181,6 +188,7 @@ struct engine {
 	double round_budget_mib;  /* rate x round_s */
 	double vm_left_mib;       /* the current VM's own allowance left this round */
 	double host_spare_cpus;   /* host CPUs minus the expected demand of every VM */
+	uint64_t span_nodes;      /* this rebalance: nodes in the home of a spanning group */
 	struct eng_groupmask *gm; /* per round: cross-VM group name -> home nodes (hash) */
 	size_t gm_cap;
 	/* engine_validate.c: the round's snapshot without its rejected VMs, when it had any */

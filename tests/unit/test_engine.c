@@ -431,6 +431,43 @@ test_spread_nowhere_to_go(void **state)
 	assert_int_equal(run_until(hw, hw->now_s + 3 * ENGINE_VM_DWELL_S), 0);
 }
 
+/*
+ * Rule: spread evens out a host short of CPUs everywhere.  Node 1 (4 CPUs) runs X (4 busy
+ * vCPUs); node 0 holds A (2), B (2), C (1) and D (1), idle when first seen and then busy: 6
+ * CPUs of demand on 4 beside 4 on 4.  No node has room, but moving a 1-vCPU group leaves both
+ * at 5 on 4 (the worse ratio 1.5 -> 1.25, by ENGINE_SPREAD_EVEN_GAIN or more), so one moves,
+ * with its memory; a second would only make node 1 the worse (6 on 4), so none does.
+ * Written against 20-wide-adverse-oversub, where two small VMs stayed on the fuller node
+ * (nowhere "fits") and the scheduler split them over both nodes.
+ */
+static void
+test_spread_evens_oversubscribed(void **state)
+{
+	struct hw *hw = *state = hw_new(2, 4, 16 * GIB);
+	int moved = -1;
+
+	hw_vm_add(hw, 4, 4 * GIB, 1, 100);
+	hw_vm_set_want(hw_vm_add(hw, 2, 2 * GIB, 0, 100), 0.01);
+	hw_vm_set_want(hw_vm_add(hw, 2, 2 * GIB, 0, 100), 0.01);
+	hw_vm_set_want(hw_vm_add(hw, 1, 1 * GIB, 0, 100), 0.01);
+	hw_vm_set_want(hw_vm_add(hw, 1, 1 * GIB, 0, 100), 0.01);
+	hw_step(hw);
+	for (int i = 1; i < 5; i++)
+		hw_vm_set_want(&hw->vms[i], 1.0);
+	assert_true(run_until(hw, hw->now_s + 4 * ENGINE_VM_DWELL_S) > 0);
+	for (int i = 1; i < 5; i++)
+		if (hw_vm_vcpu_nodes(&hw->vms[i]) != nodemask_of(0)) {
+			assert_int_equal(moved, -1); /* one group only */
+			moved = i;
+		}
+	assert_true(moved == 3 || moved == 4); /* the smallest */
+	assert_int_equal(hw_vm_vcpu_nodes(&hw->vms[moved]), nodemask_of(1));
+	assert_int_equal(hw->vms[moved].resident[1], 1 * GIB);
+	assert_int_equal(hw_vm_vcpu_nodes(&hw->vms[0]), nodemask_of(1));
+	/* and it stays even: nothing moves in the next minutes */
+	assert_int_equal(run_until(hw, hw->now_s + 3 * ENGINE_VM_DWELL_S), 0);
+}
+
 /* ---- 5. compress ------------------------------------------------------------------- */
 
 /* Rule: compress moves a compact group's stray vCPU home when home has a free CPU. */
@@ -1508,6 +1545,7 @@ main(void)
 	    ENGINE_TEST(test_home_policy_nodes),
 	    ENGINE_TEST(test_spread_smallest_after_dwell),
 	    ENGINE_TEST(test_spread_nowhere_to_go),
+	    ENGINE_TEST(test_spread_evens_oversubscribed),
 	    ENGINE_TEST(test_compress_free_cpu),
 	    ENGINE_TEST(test_compress_flip_smaller),
 	    ENGINE_TEST(test_compress_never_larger),
