@@ -359,17 +359,27 @@ test_home_policy_nodes(void **state)
  * there; then they get busy: 5 CPUs of demand on 4.
  */
 static struct hw *
-scene_spread(void)
+scene_spread_vms(bool node1_busy, const int *vcpus, int nr)
 {
 	struct hw *hw = hw_new(2, 4, 16 * GIB);
+	int first = node1_busy;
 
-	hw_vm_set_want(hw_vm_add(hw, 2, 2 * GIB, 0, 100), 0.01);
-	hw_vm_set_want(hw_vm_add(hw, 2, 2 * GIB, 0, 100), 0.01);
-	hw_vm_set_want(hw_vm_add(hw, 1, 1 * GIB, 0, 100), 0.01);
+	if (node1_busy)
+		hw_vm_add(hw, 4, 4 * GIB, 1, 100);
+	for (int i = 0; i < nr; i++) /* a GiB per vCPU */
+		hw_vm_set_want(hw_vm_add(hw, vcpus[i], (uint64_t)vcpus[i] * GIB, 0, 100), 0.01);
 	hw_step(hw);
-	for (int i = 0; i < 3; i++)
+	for (int i = first; i < first + nr; i++)
 		hw_vm_set_want(&hw->vms[i], 1.0);
 	return hw;
+}
+
+static struct hw *
+scene_spread(void)
+{
+	static const int vcpus[] = {2, 2, 1};
+
+	return scene_spread_vms(false, vcpus, 3);
 }
 
 /*
@@ -419,15 +429,9 @@ test_spread_smallest_after_dwell(void **state)
 static void
 test_spread_nowhere_to_go(void **state)
 {
-	struct hw *hw = *state = hw_new(2, 4, 16 * GIB);
+	static const int vcpus[] = {2, 2, 1};
+	struct hw *hw = *state = scene_spread_vms(true, vcpus, 3); /* node 1 busy */
 
-	hw_vm_add(hw, 4, 4 * GIB, 1, 100); /* node 1 busy */
-	hw_vm_set_want(hw_vm_add(hw, 2, 2 * GIB, 0, 100), 0.01);
-	hw_vm_set_want(hw_vm_add(hw, 2, 2 * GIB, 0, 100), 0.01);
-	hw_vm_set_want(hw_vm_add(hw, 1, 1 * GIB, 0, 100), 0.01);
-	hw_step(hw);
-	for (int i = 1; i < 4; i++)
-		hw_vm_set_want(&hw->vms[i], 1.0);
 	assert_int_equal(run_until(hw, hw->now_s + 3 * ENGINE_VM_DWELL_S), 0);
 }
 
@@ -443,17 +447,10 @@ test_spread_nowhere_to_go(void **state)
 static void
 test_spread_evens_oversubscribed(void **state)
 {
-	struct hw *hw = *state = hw_new(2, 4, 16 * GIB);
+	static const int vcpus[] = {2, 2, 1, 1};
+	struct hw *hw = *state = scene_spread_vms(true, vcpus, 4);
 	int moved = -1;
 
-	hw_vm_add(hw, 4, 4 * GIB, 1, 100);
-	hw_vm_set_want(hw_vm_add(hw, 2, 2 * GIB, 0, 100), 0.01);
-	hw_vm_set_want(hw_vm_add(hw, 2, 2 * GIB, 0, 100), 0.01);
-	hw_vm_set_want(hw_vm_add(hw, 1, 1 * GIB, 0, 100), 0.01);
-	hw_vm_set_want(hw_vm_add(hw, 1, 1 * GIB, 0, 100), 0.01);
-	hw_step(hw);
-	for (int i = 1; i < 5; i++)
-		hw_vm_set_want(&hw->vms[i], 1.0);
 	assert_true(run_until(hw, hw->now_s + 4 * ENGINE_VM_DWELL_S) > 0);
 	for (int i = 1; i < 5; i++)
 		if (hw_vm_vcpu_nodes(&hw->vms[i]) != nodemask_of(0)) {
