@@ -187,6 +187,18 @@ daemon_count_vm(struct daemon *d, struct dvm *v, const struct snap_vm *vm)
 	v->c.pages_migrate_failed += vm->mig_failed_mib * DAEMON_PAGES_PER_MIB;
 	d->total.pages_migrated += vm->mig_done_mib * DAEMON_PAGES_PER_MIB;
 	d->total.pages_migrate_failed += vm->mig_failed_mib * DAEMON_PAGES_PER_MIB;
+	if (vm->kernel_moved_known) {
+		/* A cumulative sum over live threads: it drops when a vCPU thread exits, and
+		 * counting restarts from there (the exited thread's moves were counted). */
+		uint64_t delta = v->kernel_seen && vm->kernel_moved_kib >= v->kernel_prev_kib
+		                     ? (vm->kernel_moved_kib - v->kernel_prev_kib) / 4
+		                     : 0;
+
+		v->c.pages_migrated_kernel += delta;
+		d->total.pages_migrated_kernel += delta;
+		v->kernel_prev_kib = vm->kernel_moved_kib;
+		v->kernel_seen = true;
+	}
 }
 
 /*

@@ -33,6 +33,9 @@ struct state;
 struct dvm_counters {
 	uint64_t hint_faults, hint_faults_local;
 	uint64_t pages_migrated, pages_migrate_failed;
+	/* Pages the kernel's own NUMA balancing migrated (migrate-on-fault), where the host senses
+	 * it; vnumad's rate limit does not pace these. */
+	uint64_t pages_migrated_kernel;
 	uint64_t vcpu_moves, flips, binds;
 	/* Actions the host answered -EOPNOTSUPP: levers it does not have (host.h). */
 	uint64_t unsupported;
@@ -61,6 +64,8 @@ struct dvm {
 	struct dvm_counters c;
 	int nr_vcpus, nr_nodes;
 	uint64_t *fault_prev;      /* per vCPU x node: last fault level seen */
+	uint64_t kernel_prev_kib;  /* the kernel's moves of its pages as last seen (cumulative) */
+	bool kernel_seen;          /* kernel_prev_kib holds a reading */
 	double scan_mib_s;         /* sampling intensity last applied */
 	unsigned unsupported_said; /* 1 << enum actions_lever: "not supported" logged once */
 	int missing_rounds;        /* consecutive snapshots without it (DAEMON_VM_GONE_ROUNDS) */

@@ -27,6 +27,8 @@ handlers_counters(const struct dvm_counters *c)
 	                       json_object_new_int64((int64_t)c->pages_migrated));
 	json_object_object_add(o, "pages_migrate_failed",
 	                       json_object_new_int64((int64_t)c->pages_migrate_failed));
+	json_object_object_add(o, "pages_migrated_kernel",
+	                       json_object_new_int64((int64_t)c->pages_migrated_kernel));
 	json_object_object_add(o, "vcpu_moves", json_object_new_int64((int64_t)c->vcpu_moves));
 	json_object_object_add(o, "flips", json_object_new_int64((int64_t)c->flips));
 	json_object_object_add(o, "binds", json_object_new_int64((int64_t)c->binds));

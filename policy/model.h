@@ -106,6 +106,14 @@ struct snap_vm {
 	uint64_t mig_done_mib;
 	uint64_t mig_failed_mib;
 	uint64_t mig_pending_mib; /* still queued in the migration engine */
+	/*
+	 * What the kernel's own NUMA balancing migrated of the VM's pages (migrate-on-fault toward
+	 * its threads), KiB, cumulative over the VM's live vCPU threads (numa_pages_migrated in
+	 * their sched files; it drops when a thread exits).  kernel_moved_known false: the host
+	 * does not sense it (no CONFIG_SCHED_DEBUG NUMA lines, the libvirt test driver).
+	 */
+	uint64_t kernel_moved_kib;
+	bool kernel_moved_known;
 };
 
 /*

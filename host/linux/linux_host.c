@@ -253,10 +253,27 @@ lh_vm_ram(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv)
 	free(ends);
 }
 
-/* Hand over the migration results gathered since the last snapshot, in whole MiB. */
-static void
-lh_vm_feedback(struct lh_vm *vm, struct snap_vm *sv)
+/* What the kernel's balancing migrated for the VM's vCPU threads so far, KiB (sched files). */
+static uint64_t
+lh_vm_kernel_moved_kib(const struct linux_host *lh, const struct lh_vm *vm)
 {
+	uint64_t pages = 0;
+
+	for (int i = 0; i < vm->kept.nr_vcpus; i++)
+		pages += vm->kept.vcpus[i].sched.numa_pages_migrated;
+	return pages * (lh->page_bytes / 1024);
+}
+
+/* Hand over the migration results gathered since the last snapshot, in whole MiB, and the
+ * kernel's own moves of the VM's pages. */
+static void
+lh_vm_feedback(const struct linux_host *lh, struct lh_vm *vm, struct snap_vm *sv)
+{
+	sv->kernel_moved_kib = lh_vm_kernel_moved_kib(lh, vm);
+	sv->kernel_moved_known = false;
+	for (int i = 0; i < vm->kept.nr_vcpus; i++)
+		if (vm->kept.vcpus[i].sched.present & LINUX_SCHED_HAS_NUMA)
+			sv->kernel_moved_known = true;
 	sv->mig_done_mib = vm->done_bytes / LH_MIB;
 	vm->done_bytes %= LH_MIB;
 	sv->mig_failed_mib = (vm->failed_bytes + LH_MIB - 1) / LH_MIB;
@@ -279,17 +296,6 @@ lh_vm_walk_facts(struct lh_vm *vm, const struct linux_vm *lv, struct snap_vm *sv
 	}
 	if (!lv->mem_from_cmdline)
 		sv->mem_mib = vm->walk_mem_mib;
-}
-
-/* What the kernel's balancing migrated for the VM's vCPU threads so far, KiB (sched files). */
-static uint64_t
-lh_vm_kernel_moved_kib(const struct linux_host *lh, const struct lh_vm *vm)
-{
-	uint64_t pages = 0;
-
-	for (int i = 0; i < vm->kept.nr_vcpus; i++)
-		pages += vm->kept.vcpus[i].sched.numa_pages_migrated;
-	return pages * (lh->page_bytes / 1024);
 }
 
 static void lh_vm_resid_fill(const struct linux_host *lh, const struct lh_vm *vm,
@@ -421,7 +427,7 @@ lh_vm_carry(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv, 
 	lh_vm_walk_facts(vm, lv, sv); /* the size of guest RAM found by size, as last walked */
 	sv->observed_age_s = now_s > vm->obs.read_s ? now_s - vm->obs.read_s : 0;
 	lh_vm_resid_fill(lh, vm, sv, now_s);
-	lh_vm_feedback(vm, sv);
+	lh_vm_feedback(lh, vm, sv);
 	if (vm->nr_jobs > 0)
 		linux_obs_watch(&vm->obs, now_s);
 }
@@ -515,7 +521,7 @@ lh_vm_observe(struct linux_host *lh, struct snap_vm *sv, struct linux_vm *lv,
 		vm->probed_s = snap->now_s;
 	}
 	lh_vm_resid(lh, vm, lv, sv, snap->now_s);
-	lh_vm_feedback(vm, sv);
+	lh_vm_feedback(lh, vm, sv);
 	lh_vm_obs_done(vm, sv, snap->nr_nodes, snap->now_s);
 }
 

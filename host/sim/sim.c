@@ -254,6 +254,9 @@ sim_snapshot_vm(struct sim *sim, int idx, struct snap_vm *svm, bool kernel)
 	svm->mig_done_mib = vm->mig_done_mib;
 	svm->mig_failed_mib = vm->mig_failed_mib;
 	vm->mig_done_mib = vm->mig_failed_mib = 0;
+	/* The kernel's moves beside the balancer, as its threads' sched files count them. */
+	svm->kernel_moved_known = (sim->caps & HOST_CAP_KERNEL_BALANCING) != 0;
+	svm->kernel_moved_kib = svm->kernel_moved_known ? vm->audit_kernel_migrated_mib * 1024 : 0;
 	svm->mig_pending_mib = 0;
 	for (size_t i = 0; i < sim->nr_moves; i++)
 		if (sim->moves[i].vm == idx)

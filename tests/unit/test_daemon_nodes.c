@@ -31,6 +31,7 @@
 #include "agent/handlers.h"
 #include "agent/log.h"
 #include "daemon_harness.h"
+#include "host/sim/sim.h"
 #include "policy/engine.h"
 #include "policy/vm_policy.h"
 
@@ -182,6 +183,58 @@ test_64_nodes_round_trip(void **state)
 	unlink(path);
 }
 
+/*
+ * The kernel's own moves beside vnumad are counted apart (pages_migrated_kernel) and match
+ * what the host moved.  b may not be migrated by vnumad (migrate='no') but is homed on node 1
+ * (a holds node 0's CPUs) while its RAM is on node 0: the kernel's balancing pulls it after
+ * the pinned vCPUs; a moves nothing.
+ */
+static void
+test_kernel_moves_counted(void **state)
+{
+	char path[256];
+	struct json_object *data, *c;
+	struct tdaemon t;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/vnumad-dn-kernel-%d.json", (int)getpid());
+	assert_non_null(f = fopen(path, "w"));
+	fputs("{\"name\": \"kernel-beside\", \"duration_s\": 120,\n"
+	      " \"host\": {\"nodes\": 2, \"cpus_per_node\": 8, \"memory_per_node_gib\": 32},\n"
+	      " \"vms\": [{\"name\": \"a\", \"vcpus\": 6, \"memory_gib\": 12,\n"
+	      "           \"workload\": \"private\", \"first_touch_node\": 0},\n"
+	      "          {\"name\": \"b\", \"vcpus\": 6, \"memory_gib\": 12,\n"
+	      "           \"workload\": \"private\", \"first_touch_node\": 0, \"policy\":\n"
+	      "           \"<vnuma:policy xmlns:vnuma='http://vnumad.org/schemas/policy/1.0'"
+	      " migrate='no'/>\"}]}\n",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	tdaemon_start(&t, path, NULL, NULL);
+	tdaemon_rounds(&t, 100);
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "b" : "a";
+		const uint64_t truth = sim_vm_migrated_mib(host_sim_model(t.d.host), i, true);
+
+		struct json_object *args = json_object_new_object();
+		char err[512];
+
+		json_object_object_add(args, "vm", json_object_new_string(name));
+		assert_int_equal(
+		    tdaemon_call(&t, tdaemon_handler("stats"), args, &data, err, sizeof(err)),
+		    PROTO_OK);
+		c = json_object_object_get(data, "counters");
+		assert_int_equal(
+		    json_object_get_int64(json_object_object_get(c, "pages_migrated_kernel")),
+		    truth * 256);
+		if (i == 1) /* all of b's 12 GiB went after its vCPUs, by the kernel alone */
+			assert_int_equal(truth, 12 * 1024);
+		json_object_put(data);
+	}
+	tdaemon_stop(&t);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -189,6 +242,7 @@ main(void)
 	    cmocka_unit_test(test_request_refused),
 	    cmocka_unit_test(test_policy_file_out_of_range),
 	    cmocka_unit_test(test_64_nodes_round_trip),
+	    cmocka_unit_test(test_kernel_moves_counted),
 	};
 
 	log_init("test_daemon_nodes", LOG_LEVEL_WARN, LOG_TARGET_STDERR);
