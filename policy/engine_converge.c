@@ -37,6 +37,7 @@ struct eng_where {
 	struct eng_slot *slots; /* all vCPUs, grouped by node */
 	int *first;             /* per node: first slot; first[nr_nodes] = total */
 	int *count;             /* per node: vCPUs running there now (updated by moves) */
+	double *demand; /* per node: their expected CPU demand (util_avg; updated by moves) */
 	int nr_nodes;
 };
 
@@ -48,6 +49,7 @@ engine_where_build(struct engine *e, const struct snapshot *snap, struct eng_whe
 	w->nr_nodes = nn;
 	w->first = xcalloc((size_t)nn + 1, sizeof(int));
 	w->count = xcalloc((size_t)nn, sizeof(int));
+	w->demand = xcalloc((size_t)nn, sizeof(double));
 	for (int i = 0; i < snap->nr_vms; i++)
 		for (int v = 0; v < snap->vms[i].nr_vcpus; v++) {
 			w->count[snap->vms[i].vcpus[v].node]++;
@@ -67,6 +69,7 @@ engine_where_build(struct engine *e, const struct snapshot *snap, struct eng_whe
 			s->ev = ev;
 			s->vm = vm;
 			s->v = v;
+			w->demand[n] += ev ? ev->util_avg[v] : 1.0;
 		}
 	}
 	free(fill);
@@ -78,6 +81,7 @@ engine_where_free(struct eng_where *w)
 	free(w->slots);
 	free(w->first);
 	free(w->count);
+	free(w->demand);
 }
 
 static int
@@ -226,6 +230,25 @@ engine_move_vcpu(struct engine *e, struct eng_vm *ev, const struct snap_vm *vm, 
 	engine_note_move(e, ev, v, ev->vcpu_node[v], to, now_s);
 }
 
+/* Whether no node of `nodes` has a whole CPU to spare for the demand running there. */
+static bool
+engine_no_free_cpu(const struct eng_where *w, const struct snapshot *snap, uint64_t nodes)
+{
+	for (int n = 0; n < snap->nr_nodes; n++)
+		if (nodemask_test(nodes, n) && w->demand[n] + 1.0 <= snap->nodes[n].nr_cpus)
+			return false;
+	return true;
+}
+
+static void
+engine_where_move(struct eng_where *w, const struct eng_vm *ev, int v, int from, int to)
+{
+	w->count[to]++;
+	w->count[from]--;
+	w->demand[to] += ev->util_avg[v];
+	w->demand[from] -= ev->util_avg[v];
+}
+
 /* Move or flip one vCPU toward `to`; returns 1 if an action was planned. */
 static int
 engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
@@ -244,17 +267,24 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 		snprintf(text, sizeof(text), "%s vCPU %d to node %d (its policy's nodes)", vm->name,
 		         v, to);
 		engine_move_vcpu(e, ev, vm, v, to, snap->now_s, plan, text);
-		w->count[to]++;
-		w->count[from]--;
+		engine_where_move(w, ev, v, from, to);
 		return 1;
 	}
 	if (!engine_vcpu_may_move(ev, vm, v, to, snap->now_s))
 		return 0;
-	if (w->count[to] < snap->nodes[to].nr_cpus) {
-		snprintf(text, sizeof(text), "%s vCPU %d to node %d (free CPU)", vm->name, v, to);
+	/*
+	 * Home has a free CPU; or no node the VM may use has one, and home, with this vCPU, is
+	 * no more crowded than where it runs now (left where the scheduler put it, a group split
+	 * over two overloaded nodes has the kernel pull its memory both ways).
+	 */
+	if (w->count[to] < snap->nodes[to].nr_cpus ||
+	    (engine_no_free_cpu(w, snap, vm->policy.nodes) &&
+	     (w->demand[to] + ev->util_avg[v]) / snap->nodes[to].nr_cpus <=
+	         w->demand[from] / snap->nodes[from].nr_cpus)) {
+		snprintf(text, sizeof(text), "%s vCPU %d to node %d (%s)", vm->name, v, to,
+		         w->count[to] < snap->nodes[to].nr_cpus ? "free CPU" : "no more crowded");
 		engine_move_vcpu(e, ev, vm, v, to, snap->now_s, plan, text);
-		w->count[to]++;
-		w->count[from]--;
+		engine_where_move(w, ev, v, from, to);
 		return 1;
 	}
 	p = engine_flip_partner(

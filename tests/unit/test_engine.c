@@ -490,6 +490,45 @@ test_compress_free_cpu(void **state)
 	assert_int_equal(hw_vm_vcpu_nodes(a), nodemask_of(0));
 }
 
+/*
+ * Rule: compress moves a stray vCPU home without a free CPU there when no node has one and
+ * home, with it, is no more crowded than where it runs.  Node 0 (4 CPUs) runs X (3 vCPUs) and
+ * G's vCPU 0, node 1 runs Y (4) and G's vCPU 1: 4 and 5 CPUs of demand on 4.  G is homed on
+ * node 0 (its memory is there); home with vCPU 1 is 5 on 4, no worse than node 1 now, so it
+ * moves (node 1 is left at 4 on 4).  Before, G stayed split (no free CPU, no smaller group to
+ * flip with), and on a real host the kernel pulled its memory toward both halves.
+ */
+static void
+test_compress_no_more_crowded(void **state)
+{
+	struct hw *hw = *state = hw_new(2, 4, 16 * GIB);
+	struct hw_vm *g;
+	const struct plan_pin *p = NULL;
+
+	hw_vm_add(hw, 4, 4 * GIB, 1, 100); /* Y */
+	hw_vm_add(hw, 3, 3 * GIB, 0, 100); /* X */
+	g = hw_vm_add(hw, 2, 2 * GIB, 0, 100);
+	g->vcpus[1].node = 1;
+	for (const double t_end = hw->now_s + 30; hw->now_s < t_end && p == NULL;) {
+		const struct plan *plan = hw_decide(hw);
+
+		p = plan_find_pin(plan, g->id, 1);
+		if (p != NULL && p->nodes == nodemask_of(0)) {
+			assert_int_equal(p->kind, PLAN_PIN_MOVE);
+			assert_string_equal(p->why.rule, "compress");
+			assert_non_null(strstr(p->why.text, "no more crowded"));
+		} else {
+			p = NULL;
+		}
+		hw_apply(hw);
+	}
+	assert_non_null(p);
+	assert_int_equal(run_until(hw, hw->now_s + 60), 0);
+	assert_int_equal(hw_vm_vcpu_nodes(g), nodemask_of(0));
+	assert_int_equal(hw_vm_vcpu_nodes(&hw->vms[0]), nodemask_of(1));
+	assert_int_equal(hw_vm_vcpu_nodes(&hw->vms[1]), nodemask_of(0));
+}
+
 /* The two halves of a flip: linked both ways, each a one-node mask. */
 static const struct plan_pin *
 flip_other(const struct plan *plan, const struct plan_pin *p)
@@ -1544,6 +1583,7 @@ main(void)
 	    ENGINE_TEST(test_spread_nowhere_to_go),
 	    ENGINE_TEST(test_spread_evens_oversubscribed),
 	    ENGINE_TEST(test_compress_free_cpu),
+	    ENGINE_TEST(test_compress_no_more_crowded),
 	    ENGINE_TEST(test_compress_flip_smaller),
 	    ENGINE_TEST(test_compress_never_larger),
 	    ENGINE_TEST(test_numacore_example),
