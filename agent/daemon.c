@@ -29,6 +29,7 @@
 #define DAEMON_POLL_MAX_MS 500
 /* Pages of 4 KiB in a MiB (counters are in pages, as vmstat's). */
 #define DAEMON_PAGES_PER_MIB 256
+#define DAEMON_KIB_PER_PAGE  4 /* counters are in 4-KiB pages (docs/protocol.md) */
 /* Failed restores said one by one at exit; the rest are counted. */
 #define DAEMON_RESTORE_SAY_MAX 10
 /* Attempts to put one vCPU back before its entry is kept for the next restore: 3. */
@@ -190,9 +191,10 @@ daemon_count_vm(struct daemon *d, struct dvm *v, const struct snap_vm *vm)
 	if (vm->kernel_moved_known) {
 		/* A cumulative sum over live threads: it drops when a vCPU thread exits, and
 		 * counting restarts from there (the exited thread's moves were counted). */
-		uint64_t delta = v->kernel_seen && vm->kernel_moved_kib >= v->kernel_prev_kib
-		                     ? (vm->kernel_moved_kib - v->kernel_prev_kib) / 4
-		                     : 0;
+		uint64_t delta =
+		    v->kernel_seen && vm->kernel_moved_kib >= v->kernel_prev_kib
+		        ? (vm->kernel_moved_kib - v->kernel_prev_kib) / DAEMON_KIB_PER_PAGE
+		        : 0;
 
 		v->c.pages_migrated_kernel += delta;
 		d->total.pages_migrated_kernel += delta;
@@ -290,6 +292,13 @@ daemon_effective_policy(struct daemon *d, struct dvm *v, struct snap_vm *vm)
 		snprintf(v->policy_note, sizeof(v->policy_note),
 		         "placement cells: the VM has no guest vNUMA cells, so it is placed as "
 		         "compact");
+	} else if (vm->policy.placement != VM_POLICY_PLACEMENT_CELLS &&
+	           snap_vm_by_cells(d->snap, vm)) {
+		snprintf(
+		    v->policy_note, sizeof(v->policy_note),
+		    "placement compact: its %llu MiB fit no host node, so it is placed by its %d "
+		    "guest cells",
+		    (unsigned long long)vm->mem_mib, vm->nr_cells);
 	}
 	if (v->admin_pinned)
 		vm->policy.mode = VM_POLICY_MODE_MANUAL;
@@ -336,12 +345,6 @@ daemon_observe(struct daemon *d)
 		v->seen = true;
 		daemon_count_vm(d, v, vm);
 		daemon_effective_policy(d, v, vm);
-		if (vm->policy.placement != VM_POLICY_PLACEMENT_CELLS && snap_vm_by_cells(snap, vm))
-			snprintf(
-			    v->policy_note, sizeof(v->policy_note),
-			    "placement compact: its %llu MiB fit no host node, so it is placed "
-			    "by its %d guest cells",
-			    (unsigned long long)vm->mem_mib, vm->nr_cells);
 	}
 	daemon_vms_prune(d);
 	return 0;

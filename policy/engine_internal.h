@@ -53,8 +53,9 @@
 #define ENGINE_SPREAD_OVERLOAD 1.10
 /*
  * Spread onto a node the group would overload (every node short of CPUs): only when the worse
- * of the two nodes' demand/CPU ratios falls by this much (a tenth of a node's CPUs), and
- * neither node is in a spanning group's home (its vCPUs follow faults between them, so their
+ * of the two nodes' demand/CPU ratios falls by this much (a tenth of a node's CPUs), the group
+ * is no bigger than the source's demand beyond its CPUs, and neither node is in a spanning
+ * group's home (its vCPUs follow faults between them, so their
  * load is not a standing imbalance; evening it out there churned small VMs).
  */
 #define ENGINE_SPREAD_EVEN_GAIN 0.10

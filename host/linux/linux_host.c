@@ -253,14 +253,22 @@ lh_vm_ram(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv)
 	free(ends);
 }
 
-/* What the kernel's balancing migrated for the VM's vCPU threads so far, KiB (sched files). */
+/*
+ * What the kernel's balancing migrated for the VM's vCPU threads so far, KiB (sched files);
+ * *known (may be NULL) says whether any of them prints the NUMA lines that count it.
+ */
 static uint64_t
-lh_vm_kernel_moved_kib(const struct linux_host *lh, const struct lh_vm *vm)
+lh_vm_kernel_moved_kib(const struct linux_host *lh, const struct lh_vm *vm, bool *known)
 {
 	uint64_t pages = 0;
+	bool numa = false;
 
-	for (int i = 0; i < vm->kept.nr_vcpus; i++)
+	for (int i = 0; i < vm->kept.nr_vcpus; i++) {
 		pages += vm->kept.vcpus[i].sched.numa_pages_migrated;
+		numa |= (vm->kept.vcpus[i].sched.present & LINUX_SCHED_HAS_NUMA) != 0;
+	}
+	if (known != NULL)
+		*known = numa;
 	return pages * (lh->page_bytes / 1024);
 }
 
@@ -269,11 +277,7 @@ lh_vm_kernel_moved_kib(const struct linux_host *lh, const struct lh_vm *vm)
 static void
 lh_vm_feedback(const struct linux_host *lh, struct lh_vm *vm, struct snap_vm *sv)
 {
-	sv->kernel_moved_kib = lh_vm_kernel_moved_kib(lh, vm);
-	sv->kernel_moved_known = false;
-	for (int i = 0; i < vm->kept.nr_vcpus; i++)
-		if (vm->kept.vcpus[i].sched.present & LINUX_SCHED_HAS_NUMA)
-			sv->kernel_moved_known = true;
+	sv->kernel_moved_kib = lh_vm_kernel_moved_kib(lh, vm, &sv->kernel_moved_known);
 	sv->mig_done_mib = vm->done_bytes / LH_MIB;
 	vm->done_bytes %= LH_MIB;
 	sv->mig_failed_mib = (vm->failed_bytes + LH_MIB - 1) / LH_MIB;
@@ -322,7 +326,7 @@ lh_vm_resid(struct linux_host *lh, struct lh_vm *vm, const struct linux_vm *lv, 
 	    .sample_pages = lh->sample_pages,
 	    .query = lh->resid_query,
 	    .query_ctx = lh->resid_query_ctx,
-	    .kernel_moved_kib = lh_vm_kernel_moved_kib(lh, vm),
+	    .kernel_moved_kib = lh_vm_kernel_moved_kib(lh, vm, NULL),
 	};
 
 	vm->nr_cells = 0;

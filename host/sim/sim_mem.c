@@ -289,8 +289,8 @@ sim_region_migrate(struct sim *sim, struct sim_vm *vm, uint32_t r, int to, bool 
 	} else {
 		sim->sec_migrated_mib += SIM_REGION_MIB;
 		vm->audit_migrated_mib += SIM_REGION_MIB;
-		sim->dest_nodes_tick |= (uint64_t)1
-		                        << to; /* for max_dest_fill, at the tick's end */
+		/* for max_dest_fill, taken at the tick's end */
+		sim->dest_nodes_tick |= (uint64_t)1 << to;
 	}
 }
 
