@@ -12,7 +12,10 @@
  * vCPU belongs on the node of the set that holds most of its faults (its memory), when that
  * node holds ENGINE_VCPU_GAIN_MARGIN times more of them than where it runs (before its faults
  * can be judged: more of the VM's memory).  Dwell times per VM and per vCPU, and per-round
- * caps, damp it all.
+ * caps, damp it all.  Two passes: moves onto free CPUs and flips both sides gain from first,
+ * displacing flips second.  A flip with a spanning vCPU never carries CPU demand onto a node
+ * past its CPUs; span relief takes a spanning group's busy vCPUs off a node of its set crowded
+ * beyond its CPUs while another has idle CPU.
  *
  * A VM's policy nodes come first: a vCPU outside them goes home at once, whatever the load,
  * dwell times or flip partners say.  A vCPU of a compact group that sits at home is held there
@@ -41,6 +44,16 @@ struct eng_where {
 	int nr_nodes;
 };
 
+/*
+ * Where vCPU v runs for this round's placement: where this round's pins (homes of arrivals)
+ * put it, else where the snapshot saw it.
+ */
+static int
+engine_where_node(const struct eng_vm *ev, const struct snap_vm *vm, int v)
+{
+	return ev != NULL ? ev->vcpu_node[v] : vm->vcpus[v].node;
+}
+
 static void
 engine_where_build(struct engine *e, const struct snapshot *snap, struct eng_where *w)
 {
@@ -50,11 +63,14 @@ engine_where_build(struct engine *e, const struct snapshot *snap, struct eng_whe
 	w->first = xcalloc((size_t)nn + 1, sizeof(int));
 	w->count = xcalloc((size_t)nn, sizeof(int));
 	w->demand = xcalloc((size_t)nn, sizeof(double));
-	for (int i = 0; i < snap->nr_vms; i++)
+	for (int i = 0; i < snap->nr_vms; i++) {
+		const struct eng_vm *ev = engine_vm_lookup(e, snap->vms[i].id);
+
 		for (int v = 0; v < snap->vms[i].nr_vcpus; v++) {
-			w->count[snap->vms[i].vcpus[v].node]++;
+			w->count[engine_where_node(ev, &snap->vms[i], v)]++;
 			total++;
 		}
+	}
 	for (int n = 0; n < nn; n++)
 		w->first[n + 1] = w->first[n] + w->count[n];
 	w->slots = xcalloc((size_t)total + 1, sizeof(*w->slots));
@@ -63,7 +79,7 @@ engine_where_build(struct engine *e, const struct snapshot *snap, struct eng_whe
 		struct eng_vm *ev = engine_vm_lookup(e, vm->id);
 
 		for (int v = 0; v < vm->nr_vcpus; v++) {
-			int n = vm->vcpus[v].node;
+			int n = engine_where_node(ev, vm, v);
 			struct eng_slot *s = &w->slots[w->first[n] + fill[n]++];
 
 			s->ev = ev;
@@ -169,17 +185,38 @@ engine_mem_mostly_on(const struct snap_vm *vm, int n, int nr_nodes)
 }
 
 /*
+ * Whether a flip that carries `delta` CPUs of demand from `from` to `to` (negative: the other
+ * way) leaves the node that gains demand within its CPUs, or no more crowded than the other.
+ */
+static bool
+engine_flip_fits(const struct eng_where *w, const struct snapshot *snap, int to, int from,
+                 double delta)
+{
+	int up = delta >= 0 ? to : from, down = delta >= 0 ? from : to;
+	double d = delta >= 0 ? delta : -delta;
+	double up_after = w->demand[up] + d, down_after = w->demand[down] - d;
+
+	return up_after <= snap->nodes[up].nr_cpus ||
+	       up_after / snap->nodes[up].nr_cpus <= down_after / snap->nodes[down].nr_cpus;
+}
+
+/*
  * A partner on node `to` for vCPU v (group size gsize) to flip with: first a vCPU that wants
  * to go where v is, then one of the smallest strictly smaller group.  A weak spanning vCPU
  * (strength below ENGINE_STRONG, or judged by its VM's memory alone: a VM whose vCPUs share
  * its memory) gains only the difference of two nodes' shares of its accesses by the move,
  * while a displaced vCPU of a compact group loses nearly all of its own; so it displaces
  * (self_weak) only a partner whose VM has at least half of its memory on v's node already.
+ * A flip in which a spanning group's vCPU takes part (self_span, or the partner's) never leaves
+ * the node that gains CPU demand (the two vCPUs' demands differ: self_util against the
+ * partner's) over its CPUs and more crowded than the other: it would trade idle CPU on one
+ * node of the span for a queue on another.  Without `displace`, only partners that gain.
  * NULL if none.
  */
 static struct eng_slot *
-engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const struct eng_vm *self,
-                    bool self_overflow, bool self_weak, double now_s)
+engine_flip_partner(struct eng_where *w, const struct snapshot *snap, int to, int from, int gsize,
+                    const struct eng_vm *self, bool self_overflow, bool self_weak, bool self_span,
+                    double self_util, bool displace, double now_s)
 {
 	struct eng_slot *best = NULL;
 	int best_key = 0;
@@ -189,12 +226,14 @@ engine_flip_partner(struct eng_where *w, int to, int from, int gsize, const stru
 		int size, key;
 
 		if (s->ev == NULL || s->ev->vcpu_node[s->v] != to ||
+		    ((self_span || s->ev->groups[s->ev->vcpu_group[s->v]].spanning) &&
+		     !engine_flip_fits(w, snap, to, from, self_util - s->ev->util_avg[s->v])) ||
 		    !engine_vcpu_may_move(s->ev, s->vm, s->v, from, now_s))
 			continue;
 		size = engine_group_size(s->ev, s->v);
 		if (engine_vcpu_want(s->ev, s->vm, s->v) == from)
 			key = size; /* both gain: always preferred, smallest group first */
-		else if (s->ev == self || size >= gsize || self_overflow ||
+		else if (!displace || s->ev == self || size >= gsize || self_overflow ||
 		         now_s - s->ev->vcpu_moved_s[s->v] < ENGINE_VM_DWELL_S ||
 		         (self_weak && !engine_mem_mostly_on(s->vm, from, w->nr_nodes)))
 			continue; /* overflow spans never displace; a displaced vCPU rests */
@@ -249,13 +288,17 @@ engine_where_move(struct eng_where *w, const struct eng_vm *ev, int v, int from,
 	w->demand[from] -= ev->util_avg[v];
 }
 
-/* Move or flip one vCPU toward `to`; returns 1 if an action was planned. */
+/*
+ * Move or flip one vCPU toward `to`; returns 1 if an action was planned.  Without `displace`
+ * only onto a free CPU or by a flip both vCPUs gain from.
+ */
 static int
 engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
                      const struct snap_vm *vm, int v, int to, const struct snapshot *snap,
-                     struct plan *plan)
+                     bool displace, struct plan *plan)
 {
 	int from = ev->vcpu_node[v];
+	const struct eng_group *g;
 	struct plan_pin *pin;
 	struct eng_slot *p;
 	char text[ENGINE_TEXT_LEN];
@@ -287,10 +330,10 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 		engine_where_move(w, ev, v, from, to);
 		return 1;
 	}
-	p = engine_flip_partner(
-	    w, to, from, engine_group_size(ev, v), ev, ev->groups[ev->vcpu_group[v]].primary >= 0,
-	    ev->groups[ev->vcpu_group[v]].spanning && ev->vcpu_strength[v] < ENGINE_STRONG,
-	    snap->now_s);
+	g = &ev->groups[ev->vcpu_group[v]];
+	p = engine_flip_partner(w, snap, to, from, engine_group_size(ev, v), ev, g->primary >= 0,
+	                        g->spanning && ev->vcpu_strength[v] < ENGINE_STRONG, g->spanning,
+	                        ev->util_avg[v], displace, snap->now_s);
 	if (p == NULL)
 		return 0;
 	snprintf(text, sizeof(text), "%s vCPU %d <-> %s vCPU %d (node %d full)", vm->name, v,
@@ -300,6 +343,8 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 	plan_reason_set(&pin[1].why, "flip", 1.0, "%s", text);
 	engine_note_move(e, ev, v, from, to, snap->now_s);
 	engine_note_move(e, p->ev, p->v, to, from, snap->now_s);
+	w->demand[to] += ev->util_avg[v] - p->ev->util_avg[p->v];
+	w->demand[from] += p->ev->util_avg[p->v] - ev->util_avg[v];
 	return 1;
 }
 
@@ -414,6 +459,100 @@ engine_rehome_majority(struct engine *e, const struct snapshot *snap)
 	}
 }
 
+/*
+ * The node of spanning group g's set (and its policy) other than n where vCPU v's demand fits
+ * in idle CPU, with the most of v's faults (then the most idle CPU, then the lower node),
+ * or ENGINE_NO_NODE.
+ */
+static int
+engine_relief_dest(const struct eng_where *w, const struct snapshot *snap, const struct eng_vm *ev,
+                   const struct eng_group *g, const struct snap_vm *vm, int v, int n)
+{
+	const double *f = &ev->fault_avg[(size_t)v * (size_t)ev->nr_nodes];
+	int best = ENGINE_NO_NODE;
+
+	for (int d = 0; d < snap->nr_nodes; d++) {
+		if (d == n || !nodemask_test(g->home & vm->policy.nodes, d) ||
+		    w->demand[d] + ev->util_avg[v] > snap->nodes[d].nr_cpus)
+			continue;
+		if (best < 0 || f[d] > f[best] ||
+		    (f[d] == f[best] && snap->nodes[d].nr_cpus - w->demand[d] >
+		                            snap->nodes[best].nr_cpus - w->demand[best]))
+			best = d;
+	}
+	return best;
+}
+
+/*
+ * Span relief: a node of a spanning group's set whose runnable demand is ENGINE_RELIEF_EXCESS
+ * or more above its CPUs, while another node of the set has idle CPU for a vCPU's demand,
+ * sends the group's busy vCPUs there (those with the least of their faults on the crowded
+ * node first) until it is less over than that.  Each such move leaves at most that much CPU
+ * idle where it leaves and does a vCPU's work where it lands, remote or not.  Compression follows
+ * faults only onto a free CPU and flips only when that leaves no CPU idle, so it never carries them
+ * back while the crowding lasts; this undoes what arrival guesses (every vCPU assumed busy) and the
+ * host's scheduler piled up. Returns the vCPUs moved.
+ */
+static int
+engine_span_relieve(struct engine *e, struct eng_where *w, const struct snapshot *snap,
+                    const struct eng_order *o, int nr, int budget, struct plan *plan)
+{
+	char text[ENGINE_TEXT_LEN];
+	int done = 0;
+
+	for (int i = 0; i < nr && done < budget; i++) {
+		struct eng_vm *ev = o[i].ev;
+		const struct snap_vm *vm = o[i].vm;
+
+		for (int k = 0; k < ev->nr_groups && done < budget; k++) {
+			const struct eng_group *g = &ev->groups[k];
+
+			for (int n = 0; g->spanning && n < snap->nr_nodes && done < budget; n++) {
+				while (done < budget && w->demand[n] >= snap->nodes[n].nr_cpus +
+				                                            ENGINE_RELIEF_EXCESS) {
+					int best = -1, best_d = ENGINE_NO_NODE;
+					double best_key = 0;
+
+					for (int j = 0; j < g->nr_vcpus; j++) {
+						int v = g->vcpus[j], d;
+						const double *f =
+						    &ev->fault_avg[(size_t)v *
+						                   (size_t)ev->nr_nodes];
+						double key;
+
+						if (ev->vcpu_node[v] != n ||
+						    ev->util_avg[v] < 0.5 ||
+						    snap->now_s - ev->vcpu_moved_s[v] <
+						        ENGINE_VCPU_DWELL_S)
+							continue;
+						d = engine_relief_dest(w, snap, ev, g, vm, v, n);
+						if (d < 0 || !engine_vcpu_may_go(ev, vm, d))
+							continue;
+						key = f[n] - f[d];
+						if (best < 0 || key < best_key) {
+							best = v;
+							best_d = d;
+							best_key = key;
+						}
+					}
+					if (best < 0)
+						break;
+					snprintf(text, sizeof(text),
+					         "%s vCPU %d to node %d (node %d: %.1f CPUs wanted "
+					         "of %d)",
+					         vm->name, best, best_d, n, w->demand[n],
+					         snap->nodes[n].nr_cpus);
+					engine_move_vcpu(e, ev, vm, best, best_d, snap->now_s, plan,
+					                 text);
+					engine_where_move(w, ev, best, n, best_d);
+					done++;
+				}
+			}
+		}
+	}
+	return done;
+}
+
 void
 engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan)
 {
@@ -424,19 +563,27 @@ engine_compress(struct engine *e, const struct snapshot *snap, struct plan *plan
 	engine_rehome_majority(e, snap);
 	o = engine_order_build(e, snap, &nr);
 	engine_where_build(e, snap, &w);
-	/* Moves and flips up to their cap; holds (which move nothing) up to theirs. */
-	for (int i = 0; i < nr; i++)
-		for (int v = 0; v < o[i].vm->nr_vcpus; v++) {
-			int to = engine_vcpu_want(o[i].ev, o[i].vm, v);
+	/*
+	 * Moves and flips up to their cap; holds (which move nothing) up to theirs.  Two
+	 * passes: the first moves only onto free CPUs and flips only where both vCPUs gain, so
+	 * a larger group displaces a smaller one (second pass) only from what the round's other
+	 * moves left full, never a vCPU that a later VM's move would have let stay.
+	 */
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < nr; i++)
+			for (int v = 0; v < o[i].vm->nr_vcpus; v++) {
+				int to = engine_vcpu_want(o[i].ev, o[i].vm, v);
 
-			if (to >= 0 && to != o[i].ev->vcpu_node[v] &&
-			    done < ENGINE_COMPRESS_PER_ROUND)
-				done += engine_compress_vcpu(e, &w, o[i].ev, o[i].vm, v, to, snap,
-				                             plan);
-			else if (to >= 0 && to == o[i].ev->vcpu_node[v] &&
-			         held < ENGINE_HOLDS_PER_ROUND)
-				held += engine_hold_vcpu(o[i].ev, o[i].vm, v, to, snap, plan);
-		}
+				if (to >= 0 && to != o[i].ev->vcpu_node[v] &&
+				    done < ENGINE_COMPRESS_PER_ROUND)
+					done += engine_compress_vcpu(e, &w, o[i].ev, o[i].vm, v, to,
+					                             snap, pass == 1, plan);
+				else if (pass == 1 && to >= 0 && to == o[i].ev->vcpu_node[v] &&
+				         held < ENGINE_HOLDS_PER_ROUND)
+					held +=
+					    engine_hold_vcpu(o[i].ev, o[i].vm, v, to, snap, plan);
+			}
+	engine_span_relieve(e, &w, snap, o, nr, ENGINE_COMPRESS_PER_ROUND - done, plan);
 	engine_where_free(&w);
 	free(o);
 }

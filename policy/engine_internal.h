@@ -59,6 +59,13 @@
  * load is not a standing imbalance; evening it out there churned small VMs).
  */
 #define ENGINE_SPREAD_EVEN_GAIN 0.10
+/*
+ * Span relief (engine_converge.c): a spanning group's busy vCPU leaves a node of its set whose
+ * demand is this many CPUs above its CPUs for one with idle CPU.  Moving it leaves at most
+ * this much CPU idle behind and does up to (1 - ENGINE_REMOTE_VCPU_COST) of a CPU's work on
+ * the other node even with all its memory remote: a gain from 0.35 up; 0.5 for margin.
+ */
+#define ENGINE_RELIEF_EXCESS 0.5
 /* Minimum seconds between two re-homings of one VM, and between two moves of one vCPU. */
 #define ENGINE_VM_DWELL_S   30.0
 #define ENGINE_VCPU_DWELL_S 10.0

@@ -378,6 +378,29 @@ prop_known_find(const struct prop_known *list, const char *scenario, enum sim_pr
 	return 0;
 }
 
+/*
+ * The failed properties list excuses on scenario under profile, with a line on stdout.  An
+ * entry whose listed properties do not all fail any more is stale: the engine got better and
+ * the list must say so (*stale set, a line on stdout), so it never excuses more than it must.
+ */
+static inline unsigned
+prop_known_apply(const struct prop_known *list, const char *scenario, enum sim_profile profile,
+                 unsigned failed, const char *what, bool *stale)
+{
+	const char *why = NULL;
+	unsigned listed = prop_known_find(list, scenario, profile, &why);
+
+	if (listed & ~failed) {
+		printf("STALE KNOWN FAILURE %s: properties 0x%x hold now; take them off the list "
+		       "(%s)\n",
+		       what, listed & ~failed, why);
+		*stale = true;
+	}
+	if (listed & failed)
+		printf("KNOWN FAILURE %s (properties 0x%x): %s\n", what, listed & failed, why);
+	return listed & failed;
+}
+
 /* One VM's move bounds; the failed bits, with a line each on stdout. */
 static inline unsigned
 prop_check_vm_moves(const struct prop_run *pr, int i, const char *what)

@@ -3,7 +3,9 @@
  * vCPUs follow its memory before their faults can be judged, fill the free CPUs of the node
  * holding most of it without ever overfilling a node, and a weak spanning vCPU never displaces
  * a small VM whose memory stays behind; one with guest cells whose memory fits no node is
- * placed by its cells.
+ * placed by its cells; span relief takes busy vCPUs off a node of the set crowded beyond its
+ * CPUs, flips never carry CPU demand onto a node past its CPUs, and free CPUs are counted
+ * after the round's own arrival pins.
  *
  * Worlds from tests/unit/engine_harness.h: 2 nodes of 8 CPUs and 32 GiB; a 10-vCPU, 40-GiB VM
  * (more than a node in CPUs and memory) met running with its memory 70/30 on nodes 0/1.
@@ -175,6 +177,99 @@ test_wide_cells_by_default(void **state)
 	assert_int_not_equal(cell_node[0], cell_node[1]);
 }
 
+/* Demand (sum of want) of the present VMs' vCPUs on node n. */
+static double
+node_demand(const struct hw *hw, int n)
+{
+	double demand[HW_MAX_NODES];
+
+	hw_node_demand(hw, demand);
+	return demand[n];
+}
+
+/*
+ * Rule (span relief): a node of a spanning VM's set with its demand ENGINE_RELIEF_EXCESS or
+ * more above its CPUs sends the VM's busy vCPUs to a node of the set with idle CPU, though
+ * their faults (its memory, 70 % on node 0) want them where they are, and compression does
+ * not carry them back.  Met running with all 10 busy vCPUs on node 0 (8 CPUs).
+ */
+static void
+test_wide_relief_piled(void **state)
+{
+	struct hw *hw = *state = hw_new(2, CPUS, 32 * GIB);
+	struct hw_vm *vm = wide_vm(hw, 10, 28 * GIB, 12 * GIB, HW_FAULTS_MEMORY);
+	bool relief = false;
+
+	while (hw->now_s < 160) {
+		const struct plan *plan = hw_step(hw);
+
+		for (size_t i = 0; i < plan->nr_pins; i++)
+			relief |= plan->pins[i].vm_id == vm->id && plan->pins[i].nodes == 2 &&
+			          strstr(plan->pins[i].why.text, "CPUs wanted") != NULL;
+	}
+	assert_true(relief);
+	assert_int_equal(vm_vcpus_on(vm, 0), CPUS);
+	assert_int_equal(vm_vcpus_on(vm, 1), 2);
+	run_no_overfill(hw, hw->now_s + 120);
+	assert_int_equal(vm_vcpus_on(vm, 0), CPUS);
+}
+
+/*
+ * Rule: a flip with a spanning VM's vCPU never leaves the node that gains CPU demand over its
+ * CPUs and more crowded than the other.  Node 0 (8 CPUs) runs 6 of the wide VM's busy vCPUs
+ * and the 6 idle vCPUs of a small VM whose memory is on node 1; node 1 runs the wide VM's
+ * other 4.  Each flip of a wide vCPU (to its memory on node 0) with an idle one (to its memory
+ * on node 1) gains both, but only two fit node 0's CPUs: the wide VM's vCPUs move twice in
+ * all, never more than node 0's CPUs are busy (four flips would need span relief to move two
+ * back at once: six moves).
+ */
+static void
+test_wide_flip_keeps_cpu(void **state)
+{
+	struct hw *hw = *state = hw_new(2, CPUS, 32 * GIB);
+	struct hw_vm *vm = wide_vm(hw, 6, 28 * GIB, 12 * GIB, HW_FAULTS_MEMORY);
+	struct hw_vm *idle = hw_vm_add(hw, 6, 2 * GIB, 1, 100);
+	int flips = 0, moves = 0;
+
+	hw_vm_set_want(idle, 0.02);
+	for (int v = 0; v < idle->nr_vcpus; v++)
+		idle->vcpus[v].node = 0;
+	while (hw->now_s < 200) {
+		int before[HW_MAX_VCPUS];
+
+		for (int v = 0; v < vm->nr_vcpus; v++)
+			before[v] = vm->vcpus[v].node;
+		flips += plan_count_rule(hw_step(hw), "flip");
+		for (int v = 0; v < vm->nr_vcpus; v++)
+			moves += vm->vcpus[v].node != before[v];
+		assert_true(node_demand(hw, 0) < CPUS + 1.0);
+	}
+	assert_true(flips > 0);
+	assert_int_equal(moves, 2);
+	assert_int_equal(vm_vcpus_on(vm, 0), CPUS);
+	assert_int_equal(vm_vcpus_on(idle, 1), idle->nr_vcpus);
+}
+
+/*
+ * Rule: compression counts the vCPUs of a node after the round's own arrival pins.  A 3-node
+ * host; the wide VM met running with its memory 28/12 GiB on nodes 0/1 and its vCPUs on node
+ * 1 (4) and node 2 (6, outside the home its memory gives it).  Its home pins carry the six
+ * into nodes 0-1; the four on node 1 follow the memory to node 0 only onto CPUs those pins
+ * left free: no round ever has more vCPUs on a node than CPUs.
+ */
+static void
+test_wide_counts_after_pins(void **state)
+{
+	struct hw *hw = *state = hw_new(3, CPUS, 32 * GIB);
+	struct hw_vm *vm = wide_vm(hw, 0, 28 * GIB, 12 * GIB, HW_FAULTS_MEMORY);
+
+	for (int v = 0; v < vm->nr_vcpus; v++)
+		vm->vcpus[v].node = v < 4 ? 1 : 2;
+	run_no_overfill(hw, hw->now_s + 60);
+	assert_int_equal(vm_vcpus_on(vm, 2), 0);
+	assert_int_equal(vm_vcpus_on(vm, 0), CPUS);
+}
+
 int
 main(void)
 {
@@ -183,6 +278,9 @@ main(void)
 	    cmocka_unit_test_teardown(test_wide_prior_waits_for_touch, world_teardown),
 	    cmocka_unit_test_teardown(test_wide_weak_never_displaces_home, world_teardown),
 	    cmocka_unit_test_teardown(test_wide_cells_by_default, world_teardown),
+	    cmocka_unit_test_teardown(test_wide_relief_piled, world_teardown),
+	    cmocka_unit_test_teardown(test_wide_flip_keeps_cpu, world_teardown),
+	    cmocka_unit_test_teardown(test_wide_counts_after_pins, world_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

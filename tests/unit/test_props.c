@@ -56,55 +56,21 @@
  * among the PROPS_SEEDS_DEFAULT seeds from PROPS_SEED_BASE; a longer run finds more.
  */
 static const struct prop_known props_known_failures[] = {
-    {"found-e8d7da001b0181d6", SIM_PROFILE_LINUX, PROP_FAIL_OVERCOMMIT,
-     "issue 15: node 0 at 20.00 vCPUs on 16 CPUs for 167 s to t=240 s, vm1 could move"},
     {"found-c80de0f9d4d60e0a", SIM_PROFILE_LINUX, PROP_FAIL_NONE,
      "issue 15: vnumad at 0.9898 of none (4140.8 vs 4183.3)"},
     {"found-c80de0f9d4d60e0a", SIM_PROFILE_IDEAL, PROP_FAIL_NONE,
      "issue 15: vnumad at 0.9912 of none (4146.3 vs 4183.3)"},
-    {"found-118e846ea93bc949", SIM_PROFILE_LINUX, PROP_FAIL_NONE,
-     "issue 15: vnumad at 0.9916 of none (1225.9 vs 1236.2)"},
     {"found-369eae0b0ca19112", SIM_PROFILE_IDEAL, PROP_FAIL_VCPU_MOVES,
      "issue 15: vm2: 143 vCPU moves, bound 66 (15 of 34 needed)"},
-    {"found-8cd19bf1290410b3", SIM_PROFILE_LINUX, PROP_FAIL_NONE | PROP_FAIL_OVERCOMMIT,
-     "issue 15: vnumad at 0.9340 of none (4854.4 vs 5197.5); node 0 at 20.00 vCPUs on 16 CPUs for "
-     "164 s to t=240 s, vm2 could move"},
-    {"found-8cd19bf1290410b3", SIM_PROFILE_IDEAL,
-     PROP_FAIL_MEM_MOVES | PROP_FAIL_NONE | PROP_FAIL_VCPU_MOVES,
-     "issue 15: vnumad at 0.9974 of none (5183.8 vs 5197.5); vm0: 21 vCPU moves, bound 12 (5 of 11 "
-     "needed); vm1: 39 vCPU moves, bound 16 (7 of 7 needed); vm1: 40.20 GiB migrated, bound 2.00 "
-     "(0.00 needed); vm2: 125 vCPU moves, bound 24 (11 of 23 needed)"},
-    {"found-f770a5219efd1c87", SIM_PROFILE_LINUX, PROP_FAIL_NONE | PROP_FAIL_OVERCOMMIT,
-     "issue 15: vnumad at 0.7938 of none (8039.6 vs 10127.7), 0.603 of the oracle; node 0 at "
-     "33.00 vCPUs on 24 CPUs for 240 s to t=240 s, vm3 (35 vCPUs, private) could move"},
-    {"found-f770a5219efd1c87", SIM_PROFILE_IDEAL, PROP_FAIL_OVERCOMMIT,
-     "issue 15: node 0 at 25.00 vCPUs on 24 CPUs for 120 s to t=143 s, vm1 could move"},
-    {"found-8417de863bc7da5d", SIM_PROFILE_LINUX, PROP_FAIL_NONE | PROP_FAIL_OVERCOMMIT,
-     "issue 15: vnumad at 0.8931 of none (16336.0 vs 18290.7); node 0 at 51.00 vCPUs on 32 CPUs "
-     "for 240 s to t=240 s, vm7 could move"},
-    {"found-3f4909b44977dc33", SIM_PROFILE_LINUX, PROP_FAIL_NONE | PROP_FAIL_OVERCOMMIT,
-     "issue 15: vnumad at 0.9510 of none (5767.9 vs 6065.0); node 0 at 19.00 vCPUs on 16 CPUs "
-     "for 240 s to t=240 s, vm3 could move"},
-    {"found-3f4909b44977dc33", SIM_PROFILE_IDEAL,
-     PROP_FAIL_NONE | PROP_FAIL_OVERCOMMIT | PROP_FAIL_VCPU_MOVES,
-     "issue 15: vnumad at 0.8965 of none (5437.4 vs 6065.0); node 0 at 19.00 vCPUs on 16 CPUs "
-     "for 238 s to t=240 s, vm3 could move; vm0: 5 vCPU moves, bound 4 (1 of 3 needed)"},
+    {"found-8cd19bf1290410b3", SIM_PROFILE_LINUX, PROP_FAIL_VCPU_MOVES,
+     "issue 15: vm1: 5 vCPU moves, bound 4 (1 of 7 needed)"},
+    {"found-8cd19bf1290410b3", SIM_PROFILE_IDEAL, PROP_FAIL_VCPU_MOVES,
+     "issue 15: vm1: 27 vCPU moves, bound 8 (3 of 7 needed); vm2 (adverse): 128 vCPU moves, "
+     "bound 30 (14 of 23 needed)"},
     {"random-52d28d74af5662ea", SIM_PROFILE_IDEAL, PROP_FAIL_VCPU_MOVES,
-     "issue 15: vm3: 114 vCPU moves, bound 57 (16 of 23 needed)"},
-    {"random-522a5ce1af7ca99e", SIM_PROFILE_IDEAL, PROP_FAIL_OVERCOMMIT,
-     "issue 15: node 1 at 11.00 vCPUs on 8 CPUs for 132 s to t=240 s, vm1 could move"},
-    {"random-8b285d9ab0545d61", SIM_PROFILE_IDEAL, PROP_FAIL_OVERCOMMIT,
-     "issue 15: node 4 at 26.10 vCPUs on 24 CPUs for 143 s to t=220 s, vm3 could move"},
-    {"random-8cd19bf1290410b3", SIM_PROFILE_LINUX, PROP_FAIL_OVERCOMMIT,
-     "issue 15: node 0 at 19.15 vCPUs on 16 CPUs for 83 s to t=175 s, vm1 could move"},
-    {"random-7f5eab3d72be9785", SIM_PROFILE_LINUX, PROP_FAIL_OVERCOMMIT,
-     "issue 15: node 1 at 15.00 vCPUs on 12 CPUs for 240 s to t=240 s, vm1 could move"},
-    {"random-a103e671fd7cc57e", SIM_PROFILE_LINUX, PROP_FAIL_OVERCOMMIT,
-     "issue 15: node 3 at 41.00 vCPUs on 32 CPUs for 192 s to t=240 s, vm13 could move"},
-    {"random-f73f1754fcad0c0a", SIM_PROFILE_LINUX, PROP_FAIL_MEM_MOVES,
-     "issue 15: vm0: 2.30 GiB migrated, bound 2.00 (0.00 needed)"},
+     "issue 15: vm3 (adverse): 101 vCPU moves, bound 55 (15 of 23 needed)"},
     {"random-0416b524c3800eb2", SIM_PROFILE_IDEAL, PROP_FAIL_MEM_MOVES | PROP_FAIL_VCPU_MOVES,
-     "issue 15: vm0: 17 vCPU moves, bound 12 (5 of 12 needed); vm1: 8.00 GiB migrated, bound 6.00 "
+     "issue 15: vm0: 19 vCPU moves, bound 12 (5 of 12 needed); vm1: 8.00 GiB migrated, bound 6.00 "
      "(0.00 needed); vm2: 19.59 GiB migrated, bound 13.00 (0.00 needed)"},
     {NULL, SIM_PROFILE_NR, 0, NULL},
 };
@@ -143,7 +109,7 @@ props_check_one(const char *json, struct scenario *scn, enum sim_profile profile
 	struct sim_result none, vn;
 	struct prop_run pr;
 	char what[96], err[512];
-	const char *why = NULL;
+	bool stale = false;
 	unsigned failed, known;
 
 	scn->host_profile = profile;
@@ -161,9 +127,7 @@ props_check_one(const char *json, struct scenario *scn, enum sim_profile profile
 	assert_int_equal(vn.node_overfill, 0);
 	assert_int_equal(vn.policy_node_violations, 0);
 	failed = prop_check(&pr, &vn, &none, what);
-	known = prop_known_find(props_known_failures, scn->name, profile, &why) & failed;
-	if (known)
-		printf("KNOWN FAILURE %s (properties 0x%x): %s\n", what, known, why);
+	known = prop_known_apply(props_known_failures, scn->name, profile, failed, what, &stale);
 	if (failed & ~known)
 		printf(
 		    "FAILED %s; replay with `vnumactl simulate FILE --host-profile %s`, FILE:\n%s",
@@ -171,7 +135,7 @@ props_check_one(const char *json, struct scenario *scn, enum sim_profile profile
 	prop_free(&pr);
 	sim_result_free(&none);
 	sim_result_free(&vn);
-	return (failed & ~known) ? 1 : 0;
+	return (failed & ~known) || stale ? 1 : 0;
 }
 
 /* The properties on VNUMAD_PROP_SEEDS random scenarios, linux and ideal. */
