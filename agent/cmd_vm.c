@@ -141,6 +141,16 @@ cmd_policy_note_render(struct util_buf *buf, struct json_object *data, int inden
 		util_buf_printf(buf, "%*snote: %s\n", indent, "", note);
 }
 
+/* "chasing: not ..." when vnumad leaves an adverse guest alone (none from older daemons). */
+static void
+cmd_chase_note_render(struct util_buf *buf, struct json_object *data)
+{
+	const char *note = cmd_json_string(data, "chase_note", "");
+
+	if (note[0] != '\0')
+		util_buf_printf(buf, "chasing: %s\n", note);
+}
+
 /* resident_mib (an array indexed by node) as records {node, resident_mib, share}. */
 static struct json_object *
 cmd_resident_records(struct json_object *resident)
@@ -200,6 +210,7 @@ cmd_vminfo_render(struct util_buf *buf, struct json_object *data)
 	struct json_object *cells = cmd_json_array(data, "cells"); /* none from older daemons */
 
 	cmd_fields_render(buf, cmd_vminfo_fields, CMD_NR(cmd_vminfo_fields), data, 0);
+	cmd_chase_note_render(buf, data);
 	util_buf_printf(buf, "\npolicy:\n");
 	cmd_fields_render(buf, cmd_policy_fields, CMD_NR(cmd_policy_fields), data, 2);
 	cmd_policy_error_render(buf, data, 2);

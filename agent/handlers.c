@@ -39,6 +39,22 @@ hj_memory_locality(const struct snapshot *snap, const struct snap_vm *vm)
 	return all ? (double)on / (double)all : 1.0;
 }
 
+void
+handlers_chase_note(const struct engine_vm_report *r, char *buf, size_t len)
+{
+	if (r->adverse_left_s <= 0) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	snprintf(buf, len,
+	         "not chasing it: its working set moved away after %u of %u fault-following vCPU "
+	         "moves (an adverse guest); vCPUs stay where they are and its memory is not moved "
+	         "for %.0f s more, then re-tested (found adverse %u time%s; each time again "
+	         "doubles the wait)",
+	         r->chase_wasted, r->chase_judged, r->adverse_left_s, r->adverse_times,
+	         r->adverse_times == 1 ? "" : "s");
+}
+
 const char *
 handlers_vm_state(const struct daemon *d, const struct snap_vm *vm,
                   const struct engine_vm_report *r)

@@ -10,6 +10,11 @@
 const struct snap_vm *handlers_arg_vm(struct daemon *d, struct json_object *args, char *err,
                                       size_t errlen, enum proto_status *st);
 struct json_object *handlers_vm_row(struct daemon *d, const struct snap_vm *vm);
+/*
+ * "" for a VM vnumad chases as usual, else why and for how long it leaves an adverse guest
+ * alone (policy/engine_chase.c), in words for vminfo and explain.
+ */
+void handlers_chase_note(const struct engine_vm_report *r, char *buf, size_t len);
 const char *handlers_vm_state(const struct daemon *d, const struct snap_vm *vm,
                               const struct engine_vm_report *r);
 struct json_object *handlers_counters(const struct dvm_counters *c);

@@ -194,7 +194,7 @@ h_vminfo(HANDLER_ARGS)
 	struct json_object *o, *res;
 	struct engine_vm_report r;
 	struct dvm *v;
-	char *xml;
+	char *xml, note[320];
 
 	if (vm == NULL)
 		return st;
@@ -208,6 +208,10 @@ h_vminfo(HANDLER_ARGS)
 	json_object_object_add(o, "policy_note",
 	                       json_object_new_string(v != NULL ? v->policy_note : ""));
 	json_object_object_add(o, "conv_node", json_object_new_int(r.conv_node));
+	handlers_chase_note(&r, note, sizeof(note));
+	json_object_object_add(o, "chase_note", json_object_new_string(note));
+	json_object_object_add(o, "adverse_left_s", json_object_new_double(r.adverse_left_s));
+	json_object_object_add(o, "adverse_times", json_object_new_int64(r.adverse_times));
 	hv_sampling(d, vm, o, r.scan_mib_s);
 	res = json_object_new_array();
 	for (int n = 0; n < d->snap->nr_nodes; n++)
@@ -697,7 +701,7 @@ h_explain(HANDLER_ARGS)
 	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
 	struct engine_vm_report r;
 	uint64_t next, home_mib = 0;
-	char summary[768], buf[NODEMASK_STR_MAX], faults[64];
+	char summary[1024], buf[NODEMASK_STR_MAX], faults[64], note[320];
 
 	if (vm == NULL)
 		return st;
@@ -721,6 +725,10 @@ h_explain(HANDLER_ARGS)
 	         : r.scan_mib_s > 0                       ? "active"
 	                                                  : "parked (nothing to learn)");
 	hv_explain_wanted(&r, summary, sizeof(summary));
+	handlers_chase_note(&r, note, sizeof(note));
+	if (note[0] != '\0' && strlen(summary) < sizeof(summary))
+		snprintf(summary + strlen(summary), sizeof(summary) - strlen(summary), "; %s",
+		         note);
 	*data = json_object_new_object();
 	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(*data, "home",

@@ -172,6 +172,7 @@ engine_observe(struct engine *e, const struct snapshot *snap)
 		if ((ev->groups[0].cell >= 0) != by_cells)
 			engine_groups_build(ev, vm, by_cells);
 		engine_stats_update(ev, vm, snap, scale, first);
+		engine_chase_update(ev, snap->now_s);
 		for (int k = 0; k < ev->nr_groups; k++) {
 			engine_group_strength(ev, &ev->groups[k], vm);
 			if (ev->groups[k].home & ~vm->policy.nodes)
@@ -303,6 +304,15 @@ engine_report_cell_home(void *state, int vm_id, int cell)
 	return ev->nr_groups == 1 ? ev->groups[0].home : 0;
 }
 
+/* Seconds an adverse guest is left alone for after the latest round (0: it is chased). */
+static double
+engine_adverse_left(const struct engine *e, const struct eng_vm *ev)
+{
+	double left = ev->adverse_until_s - e->last_now_s;
+
+	return e->last_now_s >= 0 && left > 0 ? left : 0;
+}
+
 int
 engine_report_vm(void *state, int vm_id, struct engine_vm_report *r)
 {
@@ -325,5 +335,9 @@ engine_report_vm(void *state, int vm_id, struct engine_vm_report *r)
 	r->levers_wanted = ev->levers_wanted;
 	r->scan_pass_s = ev->scan_pass_s;
 	r->fault_pages = ev->fault_pages;
+	r->adverse_left_s = engine_adverse_left(state, ev);
+	r->chase_wasted = ev->chase_last_wasted;
+	r->chase_judged = ev->chase_last_judged;
+	r->adverse_times = ev->adverse_times;
 	return 0;
 }

@@ -25,6 +25,14 @@ struct engine_vm_report {
 	unsigned levers_wanted;
 	double scan_pass_s;
 	double fault_pages; /* smoothed fault level */
+	/*
+	 * Adverse guest (policy/engine_chase.c): not chased for adverse_left_s more seconds
+	 * (0: chased as usual); the last verdict's wasted of judged fault-following vCPU moves;
+	 * verdicts that found it adverse, in all.
+	 */
+	double adverse_left_s;
+	unsigned chase_wasted, chase_judged;
+	unsigned adverse_times;
 };
 
 /*

@@ -151,7 +151,8 @@ engine_vcpu_want(const struct eng_vm *ev, const struct snap_vm *vm, int v)
 	if (ev->vcpu_strength[v] == 0) { /* too few faults: where the VM's memory is */
 		c = engine_span_prior(ev, g, vm, prior);
 		f = prior;
-	} else if (ev->vcpu_strength[v] < ENGINE_STRONG / 2) {
+	} else if (ev->vcpu_strength[v] < ENGINE_STRONG / 2 || ev->adverse) {
+		/* weak, or an adverse guest's (engine_chase.c): its faults are not followed */
 		return ENGINE_NO_NODE;
 	}
 	if (c < 0 || c == cur || !nodemask_test(g->home, c) || !nodemask_test(vm->policy.nodes, c))
@@ -247,6 +248,20 @@ engine_flip_partner(struct eng_where *w, const struct snapshot *snap, int to, in
 	return best;
 }
 
+/*
+ * A move of a spanning group's vCPU to `to` that follows its judged faults (not the memory
+ * prior, not load) is judged later (engine_chase.c).
+ */
+static void
+engine_chase_noted(struct eng_vm *ev, int v, int to, double now_s)
+{
+	const int *c = ev->vcpu_conv;
+
+	if (ev->groups[ev->vcpu_group[v]].spanning && ev->vcpu_strength[v] >= ENGINE_STRONG / 2 &&
+	    c[v] == to)
+		engine_chase_note(ev, v, to, now_s);
+}
+
 /* Bookkeeping for a vCPU vnumad moves from `from` to `to` this round. */
 static void
 engine_note_move(struct engine *e, struct eng_vm *ev, int v, int from, int to, double now_s)
@@ -328,6 +343,7 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 		         w->count[to] < snap->nodes[to].nr_cpus ? "free CPU" : "no more crowded");
 		engine_move_vcpu(e, ev, vm, v, to, snap->now_s, plan, text);
 		engine_where_move(w, ev, v, from, to);
+		engine_chase_noted(ev, v, to, snap->now_s);
 		return 1;
 	}
 	g = &ev->groups[ev->vcpu_group[v]];
@@ -341,8 +357,10 @@ engine_compress_vcpu(struct engine *e, struct eng_where *w, struct eng_vm *ev,
 	pin = plan_add_flip(plan, vm->id, v, to, p->vm->id, p->v, from);
 	plan_reason_set(&pin[0].why, "flip", 1.0, "%s", text);
 	plan_reason_set(&pin[1].why, "flip", 1.0, "%s", text);
+	engine_chase_noted(p->ev, p->v, from, snap->now_s); /* before: it wants `from` now */
 	engine_note_move(e, ev, v, from, to, snap->now_s);
 	engine_note_move(e, p->ev, p->v, to, from, snap->now_s);
+	engine_chase_noted(ev, v, to, snap->now_s);
 	w->demand[to] += ev->util_avg[v] - p->ev->util_avg[p->v];
 	w->demand[from] += p->ev->util_avg[p->v] - ev->util_avg[v];
 	return 1;

@@ -38,6 +38,8 @@ engine_vm_free(struct eng_vm *ev)
 	free(ev->vcpu_moved_s);
 	free(ev->vcpu_pinned_s);
 	free(ev->vcpu_moves);
+	free(ev->chase_node);
+	free(ev->chase_s);
 	free(ev);
 }
 
@@ -61,13 +63,17 @@ engine_vm_alloc(struct eng_vm *ev, const struct snap_vm *vm, int nr_nodes)
 	ev->vcpu_moved_s = xcalloc(nv, sizeof(double));
 	ev->vcpu_pinned_s = xcalloc(nv, sizeof(double));
 	ev->vcpu_moves = xcalloc(nv, sizeof(uint32_t));
+	ev->chase_node = xcalloc(nv, sizeof(int));
+	ev->chase_s = xcalloc(nv, sizeof(double));
 	for (size_t v = 0; v < nv; v++) {
+		ev->chase_node[v] = ENGINE_NO_NODE;
 		ev->vcpu_target[v] = ENGINE_NO_NODE;
 		ev->vcpu_moved_s[v] = -1e9;
 		ev->vcpu_pinned_s[v] = -1e9;
 	}
 	ev->rehomed_s = -1e9;
 	ev->backoff_until_s = -1e9;
+	ev->adverse_until_s = -1e9;
 }
 
 static void

@@ -8,6 +8,7 @@
  *   spread   move the smallest group off a node whose runnable vCPUs exceed its CPUs
  *   compress move vCPUs to where their buddies (or their memory) are, flipping with
  *            strictly smaller groups on a full node
+ *   chase    judge fault-following moves; leave an adverse guest alone, with back-off
  *   memory   move misplaced memory, paced by strength, under rate limit and fullness guards
  *   sampling per-VM sampling intensity between a floor and a ceiling
  * Pure: no I/O, no clock (time comes from snapshot->now_s), no globals.
@@ -66,6 +67,17 @@
  * the other node even with all its memory remote: a gain from 0.35 up; 0.5 for margin.
  */
 #define ENGINE_RELIEF_EXCESS 0.5
+/*
+ * Adverse guests (engine_chase.c): a spanning vCPU's fault-following move pays when its faults
+ * still favour the new node ENGINE_CHASE_WINDOW_S later (three vCPU dwell times); with
+ * ENGINE_ADVERSE_MIN_MOVES judged, a VM whose moves were ENGINE_ADVERSE_WASTED_PERMILLE or
+ * more wasted is left alone for the back-off (doubled per repeat, capped), then re-tested.
+ */
+#define ENGINE_CHASE_WINDOW_S          30.0
+#define ENGINE_ADVERSE_MIN_MOVES       8
+#define ENGINE_ADVERSE_WASTED_PERMILLE 750
+#define ENGINE_ADVERSE_BACKOFF_BASE_S  120.0
+#define ENGINE_ADVERSE_BACKOFF_MAX_S   960.0
 /* Minimum seconds between two re-homings of one VM, and between two moves of one vCPU. */
 #define ENGINE_VM_DWELL_S   30.0
 #define ENGINE_VCPU_DWELL_S 10.0
@@ -173,6 +185,15 @@ struct eng_vm {
 	double scan_pass_s; /* current target time for one pass over the VM's RAM */
 	bool sampling_set;  /* an intensity has been asked for this VM */
 	double util_prev;   /* CPU demand when last judged, to notice load changes */
+	/* adverse guests (engine_chase.c) */
+	int *chase_node; /* per vCPU: node a fault-following move took it to, or -1 */
+	double *chase_s; /* per vCPU: when */
+	uint32_t chase_wasted, chase_paid;             /* judged since the last verdict */
+	uint32_t chase_last_wasted, chase_last_judged; /* the last verdict's figures */
+	int adverse_level;                             /* verdicts in a row that found it adverse */
+	uint32_t adverse_times;                        /* verdicts that found it adverse, in all */
+	double adverse_until_s;                        /* not chased until then */
+	bool adverse;                                  /* this round: not chased */
 };
 
 struct engine {
@@ -256,6 +277,13 @@ void engine_compress(struct engine *e, const struct snapshot *snap, struct plan 
 
 /* engine_memory.c */
 void engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *plan);
+
+/* engine_chase.c */
+/* A spanning vCPU v moved to `to` to follow its faults: judge the move later. */
+void engine_chase_note(struct eng_vm *ev, int v, int to, double now_s);
+/* Judge the VM's pending moves by its latest statistics; a verdict once enough are judged. */
+void engine_chase_update(struct eng_vm *ev, double now_s);
+bool engine_vm_adverse(const struct eng_vm *ev, double now_s);
 
 /* engine_sampling.c */
 void engine_sampling(struct engine *e, const struct snapshot *snap, struct plan *plan);

@@ -20,7 +20,8 @@
  *   - per guest cell, when the host measures each cell's residency (struct snap_cell): each
  *     cell's RAM off its home moves home, so two cells that hold each other's share of a node
  *     (right per VM, wrong per cell) are seen; then by the sure part of each cell's figure;
- *   - by back-off: a VM whose migration failed waits ENGINE_BACKOFF_BASE_S, doubled per failure.
+ *   - by back-off: a VM whose migration failed waits ENGINE_BACKOFF_BASE_S, doubled per failure;
+ *   - not for an adverse guest (engine_chase.c) but what sits off its policy's nodes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,16 @@ engine_group_pace(const struct eng_group *g)
 		return ENGINE_SPAN_PACE;
 	x = (g->place_strength - 512.0) / 512.0;
 	return x > 0 ? x * x : 0;
+}
+
+/* Does some of the VM's memory sit outside its policy's nodes (an adverse VM's moves too)? */
+static bool
+engine_mem_off_policy(const struct snapshot *snap, const struct snap_vm *vm)
+{
+	for (int n = 0; n < snap->nr_nodes; n++)
+		if (vm->resident_mib[n] > 0 && !nodemask_test(vm->policy.nodes, n))
+			return true;
+	return false;
 }
 
 static void
@@ -244,7 +255,7 @@ engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *p
 			continue;
 		engine_backoff_update(ev, vm, snap->now_s);
 		if (snap->now_s < ev->backoff_until_s || vm->mig_pending_mib > 0 ||
-		    e->budget_mib < 2)
+		    e->budget_mib < 2 || (ev->adverse && !engine_mem_off_policy(snap, vm)))
 			continue;
 		e->vm_left_mib = vm->policy.rate_kib_s ? vm->policy.rate_kib_s / 1024.0 * e->round_s
 		                                       : e->budget_mib;

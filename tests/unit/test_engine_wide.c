@@ -5,7 +5,8 @@
  * a small VM whose memory stays behind; one with guest cells whose memory fits no node is
  * placed by its cells; span relief takes busy vCPUs off a node of the set crowded beyond its
  * CPUs, flips never carry CPU demand onto a node past its CPUs, and free CPUs are counted
- * after the round's own arrival pins.
+ * after the round's own arrival pins; an adverse guest is left alone, with back-off, and a
+ * steady one is not.
  *
  * Worlds from tests/unit/engine_harness.h: 2 nodes of 8 CPUs and 32 GiB; a 10-vCPU, 40-GiB VM
  * (more than a node in CPUs and memory) met running with its memory 70/30 on nodes 0/1.
@@ -270,6 +271,104 @@ test_wide_counts_after_pins(void **state)
 	assert_int_equal(vm_vcpus_on(vm, 0), CPUS);
 }
 
+/* Each vCPU of vm faults on node (v + shift) % 2, with a little on the other. */
+static void
+faults_rotate(struct hw_vm *vm, int shift)
+{
+	for (int v = 0; v < vm->nr_vcpus; v++) {
+		vm->vcpus[v].faults[(v + shift) % 2] = HW_FAULT_LEVEL;
+		vm->vcpus[v].faults[(v + shift + 1) % 2] = HW_FAULT_LEVEL / 32;
+	}
+}
+
+/*
+ * Run to t_end, the guest reshuffling its vCPUs' data every 10 s if `adverse`; returns how
+ * many node changes of vm's vCPUs vnumad's pins made.
+ */
+static int
+run_shuffled(struct hw *hw, struct hw_vm *vm, double t_end, bool adverse)
+{
+	int moves = 0;
+
+	while (hw->now_s < t_end) {
+		int before[HW_MAX_VCPUS];
+
+		if (adverse)
+			faults_rotate(vm, (int)(hw->now_s / 10));
+		for (int v = 0; v < vm->nr_vcpus; v++)
+			before[v] = vm->vcpus[v].node;
+		hw_step(hw);
+		for (int v = 0; v < vm->nr_vcpus; v++)
+			moves += vm->vcpus[v].node != before[v];
+	}
+	return moves;
+}
+
+/*
+ * Rule (engine_chase.c): a spanning VM whose vCPUs' faults move to the other node every 10 s
+ * (a guest scheduler bouncing threads between its data) is chased until
+ * ENGINE_ADVERSE_MIN_MOVES of its fault-following moves are judged, found adverse (each
+ * wasted: the faults left before ENGINE_CHASE_WINDOW_S), then left alone for
+ * ENGINE_ADVERSE_BACKOFF_BASE_S: not one vCPU move in that time, no memory moved; re-tested
+ * after it, found adverse again, left alone twice as long.  The report says so.
+ */
+static void
+test_wide_adverse_left_alone(void **state)
+{
+	struct hw *hw = *state = hw_new(2, CPUS, 32 * GIB);
+	struct hw_vm *vm = wide_vm(hw, 5, 20 * GIB, 20 * GIB, HW_FAULTS_SET);
+	struct engine_vm_report r;
+	double first_until, second_until;
+	int chased;
+
+	faults_rotate(vm, 0);
+	chased = run_shuffled(hw, vm, hw->now_s + 120, true);
+	assert_int_equal(engine_report_vm(hw->engine, vm->id, &r), 0);
+	assert_true(chased >= ENGINE_ADVERSE_MIN_MOVES);
+	assert_int_equal(r.adverse_times, 1);
+	assert_true(r.chase_judged >= ENGINE_ADVERSE_MIN_MOVES);
+	assert_true(r.chase_wasted * 1000 >= ENGINE_ADVERSE_WASTED_PERMILLE * r.chase_judged);
+	assert_true(r.adverse_left_s > 0 && r.adverse_left_s <= ENGINE_ADVERSE_BACKOFF_BASE_S);
+	first_until = hw->now_s + r.adverse_left_s;
+	/* left alone until the back-off ends */
+	assert_int_equal(run_shuffled(hw, vm, first_until - 1, true), 0);
+	assert_int_equal(vm->done_mib, 0);
+	/* re-tested: chased again, found adverse again (within a minute), for twice as long */
+	chased = 0;
+	do {
+		chased += run_shuffled(hw, vm, hw->now_s + 1, true);
+		assert_int_equal(engine_report_vm(hw->engine, vm->id, &r), 0);
+	} while (r.adverse_times < 2 && hw->now_s < first_until + 60);
+	assert_true(chased > 0);
+	assert_int_equal(r.adverse_times, 2);
+	assert_true(r.adverse_left_s > ENGINE_ADVERSE_BACKOFF_BASE_S);
+	second_until = hw->now_s + r.adverse_left_s;
+	assert_true(second_until - first_until >= 2 * ENGINE_ADVERSE_BACKOFF_BASE_S);
+	assert_int_equal(run_shuffled(hw, vm, second_until - 1, true), 0);
+}
+
+/*
+ * The control: the same VM whose vCPUs' faults stay put (half of them on each node, every
+ * vCPU starting on the wrong one) is followed, its moves pay, and it is never found adverse.
+ */
+static void
+test_wide_steady_followed(void **state)
+{
+	struct hw *hw = *state = hw_new(2, CPUS, 32 * GIB);
+	struct hw_vm *vm = wide_vm(hw, 5, 20 * GIB, 20 * GIB, HW_FAULTS_SET);
+	struct engine_vm_report r;
+
+	faults_rotate(vm, 1); /* vCPUs 0-4 (on node 0) fault on node 1 and the other way */
+	for (int v = 0; v < vm->nr_vcpus; v++)
+		vm->vcpus[v].node = v % 2;
+	assert_true(run_shuffled(hw, vm, hw->now_s + 300, false) >= ENGINE_ADVERSE_MIN_MOVES);
+	assert_int_equal(engine_report_vm(hw->engine, vm->id, &r), 0);
+	assert_int_equal(r.adverse_times, 0);
+	assert_true(r.adverse_left_s == 0);
+	for (int v = 0; v < vm->nr_vcpus; v++)
+		assert_int_equal(vm->vcpus[v].node, (v + 1) % 2);
+}
+
 int
 main(void)
 {
@@ -281,6 +380,8 @@ main(void)
 	    cmocka_unit_test_teardown(test_wide_relief_piled, world_teardown),
 	    cmocka_unit_test_teardown(test_wide_flip_keeps_cpu, world_teardown),
 	    cmocka_unit_test_teardown(test_wide_counts_after_pins, world_teardown),
+	    cmocka_unit_test_teardown(test_wide_adverse_left_alone, world_teardown),
+	    cmocka_unit_test_teardown(test_wide_steady_followed, world_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,15 +60,11 @@ static const struct prop_known props_known_failures[] = {
      "issue 15: vnumad at 0.9898 of none (4140.8 vs 4183.3)"},
     {"found-c80de0f9d4d60e0a", SIM_PROFILE_IDEAL, PROP_FAIL_NONE,
      "issue 15: vnumad at 0.9912 of none (4146.3 vs 4183.3)"},
-    {"found-369eae0b0ca19112", SIM_PROFILE_IDEAL, PROP_FAIL_VCPU_MOVES,
-     "issue 15: vm2: 143 vCPU moves, bound 66 (15 of 34 needed)"},
     {"found-8cd19bf1290410b3", SIM_PROFILE_LINUX, PROP_FAIL_VCPU_MOVES,
      "issue 15: vm1: 5 vCPU moves, bound 4 (1 of 7 needed)"},
     {"found-8cd19bf1290410b3", SIM_PROFILE_IDEAL, PROP_FAIL_VCPU_MOVES,
-     "issue 15: vm1: 27 vCPU moves, bound 8 (3 of 7 needed); vm2 (adverse): 128 vCPU moves, "
-     "bound 30 (14 of 23 needed)"},
-    {"random-52d28d74af5662ea", SIM_PROFILE_IDEAL, PROP_FAIL_VCPU_MOVES,
-     "issue 15: vm3 (adverse): 101 vCPU moves, bound 55 (15 of 23 needed)"},
+     "issue 15: vm1: 11 vCPU moves, bound 8 (3 of 7 needed); vm2 (adverse, left alone after "
+     "35 s and again after 183 s): 50 vCPU moves, bound 22 (10 of 23 needed)"},
     {"random-0416b524c3800eb2", SIM_PROFILE_IDEAL, PROP_FAIL_MEM_MOVES | PROP_FAIL_VCPU_MOVES,
      "issue 15: vm0: 19 vCPU moves, bound 12 (5 of 12 needed); vm1: 8.00 GiB migrated, bound 6.00 "
      "(0.00 needed); vm2: 19.59 GiB migrated, bound 13.00 (0.00 needed)"},
