@@ -6,8 +6,8 @@
  *   - by convergence: a compact group whose vCPUs all sit on its home (placement strength
  *     1024) moves at full pace and only toward that home; while its vCPUs are still moving the
  *     pace falls with the square of its placement strength above one half, to nothing;
- *     spanning (weakly converged) groups only pull memory from outside their node set into it,
- *     at ENGINE_SPAN_PACE of full pace, and never chase memory between their own nodes;
+ *     spanning groups pull memory from outside their node set into it, and from a set node
+ *     none of their vCPUs runs on, at full pace, and never between set nodes their vCPUs use;
  *   - by the host-wide rate limit (ENGINE_RATE_MIB_S unless configured) times the time since
  *     the previous round, and the VM's policy rate;
  *   - by node fullness: never past a destination's headroom (try the next-nearest node of a
@@ -28,16 +28,13 @@
 
 #include "policy/engine_internal.h"
 
-/* Pace of spanning groups relative to full pace. */
-#define ENGINE_SPAN_PACE 0.25
-
 static double
 engine_group_pace(const struct eng_group *g)
 {
 	double x;
 
 	if (g->spanning)
-		return ENGINE_SPAN_PACE;
+		return 1.0; /* only memory remote to all its vCPUs moves (engine_plan_span) */
 	x = (g->place_strength - 512.0) / 512.0;
 	return x > 0 ? x * x : 0;
 }
@@ -85,6 +82,9 @@ static uint64_t
 engine_emit_move(struct engine *e, const struct snap_vm *vm, const struct eng_group *g, int from,
                  int to, double want, struct plan *plan)
 {
+	const char *rule = !g->spanning                   ? "memory-home"
+	                   : nodemask_test(g->home, from) ? "memory-to-vcpus"
+	                                                  : "memory-into-set";
 	uint64_t mib;
 	struct plan_mem_move *mv;
 
@@ -97,15 +97,14 @@ engine_emit_move(struct engine *e, const struct snap_vm *vm, const struct eng_gr
 	mv->start_mib = g->mem_start_mib;
 	mv->len_mib = g->cell >= 0 ? g->mem_mib : 0;
 	if (g->cell >= 0) /* a guest cell's own range: name the cell */
-		plan_reason_set(
-		    &mv->why, g->spanning ? "memory-into-set" : "memory-home", (double)mib,
-		    "%s cell %d: %llu MiB of the VM's %llu MiB on node %d to node %d "
-		    "(strength %d)",
-		    vm->name, g->cell, (unsigned long long)mib,
-		    (unsigned long long)vm->resident_mib[from], from, to, g->place_strength);
+		plan_reason_set(&mv->why, rule, (double)mib,
+		                "%s cell %d: %llu MiB of the VM's %llu MiB on node %d to node %d "
+		                "(strength %d)",
+		                vm->name, g->cell, (unsigned long long)mib,
+		                (unsigned long long)vm->resident_mib[from], from, to,
+		                g->place_strength);
 	else
-		plan_reason_set(&mv->why, g->spanning ? "memory-into-set" : "memory-home",
-		                (double)mib,
+		plan_reason_set(&mv->why, rule, (double)mib,
 		                "%s: %llu MiB of node %d's %llu MiB to node %d (strength %d)",
 		                vm->name, (unsigned long long)mib, from,
 		                (unsigned long long)vm->resident_mib[from], to, g->place_strength);
@@ -213,32 +212,67 @@ engine_plan_compact(struct engine *e, const struct snapshot *snap, const struct 
 }
 
 /* Spanning groups: memory outside the set moves into the set node with most room. */
+/*
+ * Where a spanning group's memory goes: the node of its set running most of its vCPUs that
+ * can take want MiB (then the one with the most free memory), else the set's node with the
+ * most free memory.
+ */
+static int
+engine_span_dest(const struct engine *e, const struct snapshot *snap, const struct eng_group *g,
+                 const int *cnt, double want)
+{
+	int to = ENGINE_NO_NODE, roomy = ENGINE_NO_NODE;
+
+	for (int d = 0; d < snap->nr_nodes; d++) {
+		if (!nodemask_test(g->home, d))
+			continue;
+		if (roomy < 0 || e->node_mem_free[d] > e->node_mem_free[roomy])
+			roomy = d;
+		if ((double)e->node_mem_free[d] >= want && cnt[d] > 0 &&
+		    (to < 0 || cnt[d] > cnt[to] ||
+		     (cnt[d] == cnt[to] && e->node_mem_free[d] > e->node_mem_free[to])))
+			to = d;
+	}
+	return to >= 0 ? to : roomy;
+}
+
+/*
+ * A spanning group (of a VM of one group) pulls its memory from outside its set into it, to
+ * the set's node that runs most of its vCPUs; and, once its vCPUs have all stayed off a node
+ * of its set for ENGINE_VCPU_DWELL_S, the memory there too (no vCPU of it is local to it: on a
+ * host short of CPUs everywhere a wide VM's vCPUs end up on one node of its set, and what it
+ * first touched on the other stayed remote for good).  Never between two nodes of the set that
+ * both run its vCPUs: that is where its vCPUs follow their faults.
+ */
 static void
 engine_plan_span(struct engine *e, const struct snapshot *snap, const struct eng_vm *ev,
                  const struct snap_vm *vm, struct plan *plan)
 {
 	for (int i = 0; i < ev->nr_groups; i++) {
 		const struct eng_group *g = &ev->groups[i];
-		double allow = engine_vm_allowance(e, vm, engine_group_pace(g));
+		double allow = engine_vm_allowance(e, vm, engine_group_pace(g)), moved_s = -1e9;
+		int cnt[UTIL_MAX_NODES] = {0};
 
 		if (!g->spanning || ev->nr_groups > 1)
 			continue;
+		for (int k = 0; k < g->nr_vcpus; k++) {
+			cnt[ev->vcpu_node[g->vcpus[k]]]++;
+			if (ev->vcpu_moved_s[g->vcpus[k]] > moved_s)
+				moved_s = ev->vcpu_moved_s[g->vcpus[k]];
+		}
 		for (int n = 0; n < snap->nr_nodes && allow >= 2; n++) {
-			int to = ENGINE_NO_NODE;
+			double want = (double)vm->resident_mib[n] < allow
+			                  ? (double)vm->resident_mib[n]
+			                  : allow;
+			int to;
 
-			if (nodemask_test(g->home, n) || vm->resident_mib[n] == 0)
+			if (vm->resident_mib[n] == 0 ||
+			    (nodemask_test(g->home, n) &&
+			     (cnt[n] > 0 || snap->now_s - moved_s < ENGINE_VCPU_DWELL_S)))
 				continue;
-			for (int d = 0; d < snap->nr_nodes; d++)
-				if (nodemask_test(g->home, d) &&
-				    (to < 0 || e->node_mem_free[d] > e->node_mem_free[to]))
-					to = d;
-			if (to >= 0)
-				allow -=
-				    (double)engine_emit_move(e, vm, g, n, to,
-				                             (double)vm->resident_mib[n] < allow
-				                                 ? (double)vm->resident_mib[n]
-				                                 : allow,
-				                             plan);
+			to = engine_span_dest(e, snap, g, cnt, want);
+			if (to >= 0 && to != n && (!nodemask_test(g->home, n) || cnt[to] > 0))
+				allow -= (double)engine_emit_move(e, vm, g, n, to, want, plan);
 		}
 	}
 }

@@ -478,6 +478,8 @@ plan_count_rule(const struct plan *plan, const char *rule)
 
 	for (size_t i = 0; i < plan->nr_pins; i++)
 		nr += strcmp(plan->pins[i].why.rule, rule) == 0;
+	for (size_t i = 0; i < plan->nr_moves; i++)
+		nr += strcmp(plan->moves[i].why.rule, rule) == 0;
 	return nr;
 }
 

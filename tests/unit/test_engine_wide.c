@@ -369,6 +369,31 @@ test_wide_steady_followed(void **state)
 		assert_int_equal(vm->vcpus[v].node, (v + 1) % 2);
 }
 
+/*
+ * Rule (engine_plan_span): a spanning VM's memory on a node of its set that none of its vCPUs
+ * has run on for ENGINE_VCPU_DWELL_S goes to the set's node running them.  10 busy vCPUs, 24
+ * GiB (16 on node 0, 8 on node 1), all vCPUs on node 0; node 1 is full with a busy 8-vCPU VM
+ * homed there, so no vCPU of the wide one gets a CPU on node 1 and its 8 GiB there are remote
+ * to every vCPU of it.  They move to node 0 (rule memory-to-vcpus); the small VM's stay.
+ */
+static void
+test_wide_memory_follows_vcpus(void **state)
+{
+	struct hw *hw = *state = hw_new(2, CPUS, 32 * GIB);
+	struct hw_vm *vm = wide_vm(hw, 10, 16 * GIB, 8 * GIB, HW_FAULTS_MEMORY);
+	struct hw_vm *small = hw_vm_add(hw, CPUS, 4 * GIB, 1, 100);
+	int to_vcpus = 0;
+
+	vm->mem_mib = 24 * GIB;
+	while (hw->now_s < 200)
+		to_vcpus += plan_count_rule(hw_step(hw), "memory-to-vcpus");
+	assert_true(to_vcpus > 0);
+	assert_int_equal(vm_vcpus_on(vm, 0), 10);
+	assert_int_equal(vm->resident[0], 24 * GIB);
+	assert_int_equal(small->resident[1], 4 * GIB);
+	assert_int_equal(vm_vcpus_on(small, 1), CPUS);
+}
+
 int
 main(void)
 {
@@ -382,6 +407,7 @@ main(void)
 	    cmocka_unit_test_teardown(test_wide_counts_after_pins, world_teardown),
 	    cmocka_unit_test_teardown(test_wide_adverse_left_alone, world_teardown),
 	    cmocka_unit_test_teardown(test_wide_steady_followed, world_teardown),
+	    cmocka_unit_test_teardown(test_wide_memory_follows_vcpus, world_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

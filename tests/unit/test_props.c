@@ -65,6 +65,9 @@ static const struct prop_known props_known_failures[] = {
     {"found-8cd19bf1290410b3", SIM_PROFILE_IDEAL, PROP_FAIL_VCPU_MOVES,
      "issue 15: vm1: 11 vCPU moves, bound 8 (3 of 7 needed); vm2 (adverse, left alone after "
      "35 s and again after 183 s): 50 vCPU moves, bound 22 (10 of 23 needed)"},
+    {"random-52d28d74af5662ea", SIM_PROFILE_IDEAL, PROP_FAIL_VCPU_MOVES,
+     "issue 15: vm3 (adverse, 23 vCPUs): 66 vCPU moves, bound 55 (15 of 23 needed); 101 before "
+     "adverse guests were left alone"},
     {"random-0416b524c3800eb2", SIM_PROFILE_IDEAL, PROP_FAIL_MEM_MOVES | PROP_FAIL_VCPU_MOVES,
      "issue 15: vm0: 19 vCPU moves, bound 12 (5 of 12 needed); vm1: 8.00 GiB migrated, bound 6.00 "
      "(0.00 needed); vm2: 19.59 GiB migrated, bound 13.00 (0.00 needed)"},
