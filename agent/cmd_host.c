@@ -101,9 +101,27 @@ cmd_events_table_render(struct util_buf *buf, struct json_object *events)
 	cmd_table_render(buf, cmd_event_columns, CMD_NR(cmd_event_columns), events);
 }
 
+/* "note: ..." when the daemon's ring no longer held some of the events asked for. */
+static void
+cmd_events_dropped_render(struct util_buf *buf, struct json_object *data)
+{
+	struct json_object *dropped = cmd_json_get(data, "dropped");
+	struct json_object *oldest = cmd_json_get(data, "oldest");
+	struct json_object *kept = cmd_json_get(data, "kept");
+
+	if (dropped != NULL && json_object_get_int64(dropped) > 0)
+		util_buf_printf(buf,
+		                "note: %lld events asked for are no longer kept (vnumad keeps the "
+		                "last %lld); the oldest kept is seq %lld\n",
+		                (long long)json_object_get_int64(dropped),
+		                (long long)(kept != NULL ? json_object_get_int64(kept) : 0),
+		                (long long)(oldest != NULL ? json_object_get_int64(oldest) : 0));
+}
+
 void
 cmd_events_render(struct util_buf *buf, struct json_object *data)
 {
+	cmd_events_dropped_render(buf, data);
 	cmd_events_table_render(buf, cmd_json_array(data, "events"));
 }
 
@@ -207,8 +225,10 @@ cmd_events_first_print(struct cli_ctx *ctx, struct json_object *data)
 	size_t nr = events != NULL ? json_object_array_length(events) : 0;
 	struct util_buf buf = {0};
 
-	if (!ctx->json)
+	if (!ctx->json) {
+		cmd_events_dropped_render(&buf, data);
 		cmd_event_header_render(&buf);
+	}
 	for (size_t i = 0; i < nr; i++)
 		cmd_event_line_render(&buf, json_object_array_get_idx(events, i), ctx->json);
 	return cmd_events_flush(ctx, &buf);

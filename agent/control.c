@@ -570,9 +570,10 @@ control_service(struct control *ctl, const struct pollfd *fds, int n)
 }
 
 void
-control_client_follow(struct control_client *client)
+control_client_follow(struct control_client *client, int vm_id)
 {
 	client->follower = true;
+	client->follow_vm = vm_id;
 }
 
 void
@@ -580,11 +581,14 @@ control_broadcast_event(struct control *ctl, struct json_object *event)
 {
 	char *line = proto_event_encode(event);
 	size_t len = strlen(line);
+	struct json_object *id;
+	int vm_id = json_object_object_get_ex(event, "vm_id", &id) ? json_object_get_int(id) : -1;
 
 	if (!ctl->in_service)
 		ctl->now_s = control_now_s();
 	for (int i = 0; i < ctl->nr_clients; i++)
-		if (ctl->clients[i]->follower)
+		if (ctl->clients[i]->follower &&
+		    (ctl->clients[i]->follow_vm < 0 || ctl->clients[i]->follow_vm == vm_id))
 			control_client_queue(ctl->clients[i], line, len);
 	free(line);
 	if (!ctl->in_service)

@@ -100,8 +100,11 @@ int control_pollfds(struct control *ctl, struct pollfd *fds, int max);
 /* Handle whatever is ready in fds[0..n-1] (accept, read, dispatch, write).  Never blocks. */
 void control_service(struct control *ctl, const struct pollfd *fds, int n);
 
-/* Mark a client as an event follower; control_broadcast_event() then reaches it. */
-void control_client_follow(struct control_client *client);
+/*
+ * Mark a client as an event follower of vm_id's events (< 0: every VM's);
+ * control_broadcast_event() then reaches it.
+ */
+void control_client_follow(struct control_client *client, int vm_id);
 /* Send an event line to every follower (dropped for followers whose queue is full). */
 void control_broadcast_event(struct control *ctl, struct json_object *event);
 

@@ -56,7 +56,7 @@ struct json_object *
 events_query(const struct events *ev, uint64_t since, int vm_id, int limit, uint64_t *next)
 {
 	struct json_object *arr = json_object_new_array();
-	uint64_t oldest = ev->next_seq > EVENTS_RING ? ev->next_seq - EVENTS_RING : 1;
+	uint64_t oldest = events_oldest(ev);
 	uint64_t s = since > oldest ? since : oldest;
 	int n = 0;
 
@@ -70,4 +70,25 @@ events_query(const struct events *ev, uint64_t since, int vm_id, int limit, uint
 	}
 	*next = s;
 	return arr;
+}
+
+struct json_object *
+events_query_newest(const struct events *ev, int vm_id, int limit, uint64_t *next)
+{
+	uint64_t oldest = events_oldest(ev), s = ev->next_seq;
+	int n = 0;
+
+	/* back from the newest to the limit-th match, then forward from there */
+	while (s > oldest && (limit <= 0 || n < limit)) {
+		const struct event *e = &ev->ring[--s % EVENTS_RING];
+
+		n += vm_id < 0 || e->vm_id == vm_id;
+	}
+	return events_query(ev, s, vm_id, 0, next);
+}
+
+uint64_t
+events_oldest(const struct events *ev)
+{
+	return ev->next_seq > EVENTS_RING ? ev->next_seq - EVENTS_RING : 1;
 }

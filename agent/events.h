@@ -42,6 +42,11 @@ const struct event *events_add(struct events *ev, double time_s, int vm_id, cons
  */
 struct json_object *events_query(const struct events *ev, uint64_t since, int vm_id, int limit,
                                  uint64_t *next);
+/* The newest limit events of vm_id (< 0: all; limit 0: every one kept), oldest first. */
+struct json_object *events_query_newest(const struct events *ev, int vm_id, int limit,
+                                        uint64_t *next);
+/* Seq of the oldest event the ring still holds (next_seq when it holds none). */
+uint64_t events_oldest(const struct events *ev);
 struct json_object *event_to_json(const struct event *e);
 
 #endif

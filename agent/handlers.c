@@ -319,11 +319,13 @@ h_events(HANDLER_ARGS)
 {
 	struct daemon *d = ctx;
 	int64_t since = 0, limit = 100;
-	bool follow = false;
+	bool follow = false, from = false;
 	int vm_id = -1;
-	uint64_t next;
+	uint64_t next, oldest = events_oldest(&d->events);
 	enum proto_status st;
+	struct json_object *events;
 
+	from = json_object_object_get_ex(args, "since", NULL);
 	if (proto_arg_int(args, "since", &since) == -EINVAL || since < 0 ||
 	    proto_arg_int(args, "limit", &limit) == -EINVAL || limit < 0 ||
 	    proto_arg_bool(args, "follow", &follow) == -EINVAL) {
@@ -337,12 +339,27 @@ h_events(HANDLER_ARGS)
 			return st;
 		vm_id = vm->id;
 	}
+	/*
+	 * From `since` on (oldest first, at most limit; a followed stream: every one, so the
+	 * live lines that follow leave no gap), or else the newest `limit`, as journalctl -n.
+	 */
+	if (from)
+		events = events_query(&d->events, (uint64_t)since, vm_id, follow ? 0 : (int)limit,
+		                      &next);
+	else
+		events = events_query_newest(&d->events, vm_id, (int)limit, &next);
 	*data = json_object_new_object();
-	json_object_object_add(*data, "events",
-	                       events_query(&d->events, (uint64_t)since, vm_id, (int)limit, &next));
+	json_object_object_add(*data, "events", events);
 	json_object_object_add(*data, "next", json_object_new_int64((int64_t)next));
+	/* asked for events the ring no longer holds: how many, and from which seq on it has */
+	json_object_object_add(*data, "dropped",
+	                       json_object_new_int64(from && since > 0 && (uint64_t)since < oldest
+	                                                 ? (int64_t)(oldest - (uint64_t)since)
+	                                                 : 0));
+	json_object_object_add(*data, "oldest", json_object_new_int64((int64_t)oldest));
+	json_object_object_add(*data, "kept", json_object_new_int64(EVENTS_RING));
 	if (follow)
-		control_client_follow(cl);
+		control_client_follow(cl, vm_id);
 	return PROTO_OK;
 }
 

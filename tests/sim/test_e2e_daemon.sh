@@ -123,7 +123,14 @@ check "$p" '.per_cell | length == 2' "place: one node per cell"
 
 e=$(jctl events --limit 5)
 check "$e" '.events | length == 5' "events --limit"
-check "$e" '.events[0].kind == "arrive"' "events start with arrivals"
+check "$e" '.events[4].seq == .next - 1 and .events[0].seq == .next - 5' \
+	"events: the newest by default, oldest of them first (as journalctl -n)"
+e=$(jctl events --since 0 --limit 5)
+check "$e" '.events[0].kind == "arrive" and .events[0].seq == 1' \
+	"events --since 0: from the first, the arrivals"
+check "$e" '.dropped == 0' "events: nothing dropped yet"
+w=$(jctl events --vm web2 --limit 3)
+check "$w" '[.events[].vm] | unique == ["web2"]' "events --vm: the newest of that VM only"
 x=$(jctl explain db-orders)
 check "$x" '.summary | test("db-orders")' "explain: summary"
 check "$x" '[.reasons[].kind] | index("pin") != null' "explain: the pins that put it home"
@@ -227,6 +234,11 @@ sleep 0.5
 kill "$FOLLOW_PID" 2>/dev/null || true
 FOLLOW_PID=
 grep -q "pause" "$D/follow.out" || fail "events --follow did not see the pause"
+# the stream after the first batch has no gap: every seq once, in order
+seqs=$(awk 'NR > 1 {print $1}' "$D/follow.out" | grep -E '^[0-9]+$')
+[ -n "$seqs" ] || fail "events --follow printed no event lines"
+echo "$seqs" | awk 'NR > 1 && $1 != prev + 1 {print "gap after " prev ": " $1; bad = 1}
+	{prev = $1} END {exit bad}' || fail "events --follow skipped events"
 
 echo "sample_period = 2s" >>"$CONF"
 sed -i 's/^sample_period = 1s$//' "$CONF"

@@ -81,14 +81,14 @@ stub_fail(STUB_ARGS)
 static enum proto_status
 stub_follow(STUB_ARGS)
 {
-	control_client_follow(client);
+	control_client_follow(client, -1);
 	return PROTO_OK;
 }
 
 static enum proto_status
 stub_badfollow(STUB_ARGS)
 {
-	control_client_follow(client);
+	control_client_follow(client, -1);
 	return PROTO_CONFLICT; /* no message: the server supplies one */
 }
 
