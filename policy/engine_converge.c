@@ -539,7 +539,7 @@ engine_span_relieve(struct engine *e, struct eng_where *w, const struct snapshot
 						double key;
 
 						if (ev->vcpu_node[v] != n ||
-						    ev->util_avg[v] < 0.5 ||
+						    ev->util_avg[v] < ENGINE_RELIEF_BUSY ||
 						    snap->now_s - ev->vcpu_moved_s[v] <
 						        ENGINE_VCPU_DWELL_S)
 							continue;

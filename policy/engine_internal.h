@@ -67,6 +67,8 @@
  * the other node even with all its memory remote: a gain from 0.35 up; 0.5 for margin.
  */
 #define ENGINE_RELIEF_EXCESS 0.5
+/* Span relief moves only vCPUs that use at least this share of a CPU (an idle one frees none). */
+#define ENGINE_RELIEF_BUSY 0.5
 /*
  * Adverse guests (engine_chase.c): a spanning vCPU's fault-following move pays when its faults
  * still favour the new node ENGINE_CHASE_WINDOW_S later (three vCPU dwell times); with
