@@ -63,8 +63,9 @@ set_aside() {
 	echo "$found"
 }
 jctl() { "$CTL" -c "$C/sock" --json "$@"; }
-# jq_ok JSON EXPR DESCRIPTION
+# jq_ok JSON EXPR DESCRIPTION (no output fails: jq -e takes no input as success)
 jq_ok() {
+	[ -n "$1" ] || fail "$3: the command printed nothing"
 	printf '%s' "$1" | jq -e "$2" >/dev/null || fail "$3 (jq: $2) in: $(printf '%s' "$1" | head -c 400)"
 }
 # Wait (up to ~20 s) until the jq test WAIT_EXPR holds on a command's JSON.

@@ -21,8 +21,10 @@ T_PID_VARS="PID FOLLOW_PID HOLD_PIDS"
 
 ctl() { "$CTL" -c "$SOCK" "$@"; }
 jctl() { "$CTL" -c "$SOCK" --json "$@"; }
-# jq -e with a message: check JSON EXPR DESCRIPTION
+# jq -e with a message: check JSON EXPR DESCRIPTION.  No output fails too (jq -e takes no
+# input as success: a request that failed would pass every check on it).
 check() {
+	[ -n "$1" ] || fail "$3: the command printed nothing"
 	printf '%s' "$1" | jq -e "$2" >/dev/null || fail "$3 (jq: $2) in: $(printf '%s' "$1" | head -c 400)"
 }
 
@@ -143,6 +145,10 @@ ctl top --once | grep -q "db-orders" || fail "top --once"
 printf 'list\nstatus\nquit\n' | "$CTL" -c "$SOCK" | grep -q "db-orders" || fail "shell"
 
 # --- policy sources: host (scenario/metadata), file, broken file, catch-all ------------------
+# batch-etl arrives at 120 s of simulated time (6 s at --speed 20; a fast machine gets here
+# sooner).
+WAIT_EXPR='.host_time_s >= 121'
+wait_for status
 check "$(jctl policy batch-etl)" '.source == "file" and .policy.mode == "advisory" and
 	.policy.priority == 70' "policy file by pattern"
 check "$(jctl policy hpc-wide)" '.source == "host" and .policy.placement == "cells" and
@@ -215,8 +221,12 @@ wait_for vminfo web1
 home=$(jctl vminfo web2 | jq -r .home)
 dest=$(( (home + 2) % 4 ))
 ctl migrate web2 --node "$dest" --timeout 60 >/dev/null
+# migrate returns once 99 % is there (CMD_MIGRATE_DONE_SHARE); the last pages follow.
+check "$(jctl vminfo web2)" ".resident_mib[$dest] >= 0.99 * .memory_mib" \
+	"migrate: returned with 99 % on node $dest"
+WAIT_EXPR=".resident_mib[$dest] == .memory_mib"
+wait_for vminfo web2
 m=$(jctl vminfo web2)
-check "$m" ".resident_mib[$dest] == .memory_mib" "migrate: all memory on node $dest"
 # vnumad counts its own moves only: under the linux host profile the kernel's balancing
 # migrates part of the memory beside it (1.39 of 2.10 M pages were vnumad's in one run), and
 # a page the kernel pulled back is moved again (2.12 M in another), so its count lies between

@@ -313,8 +313,10 @@ lvt_ram_pct() {
 	}'
 }
 
-# lvt_check JSON JQ-EXPR WHAT: fail unless the expression holds on the JSON text.
+# lvt_check JSON JQ-EXPR WHAT: fail unless the expression holds on the JSON text (no text
+# fails too: jq -e takes no input as success).
 lvt_check() {
+	[ -n "$1" ] || lvt_fail "$3: the command printed nothing"
 	printf '%s' "$1" | jq -e "$2" >/dev/null 2>&1 ||
 		lvt_fail "$3 (jq: $2) in: $(printf '%s' "$1" | jq -c . 2>/dev/null | head -c 1500)"
 }
