@@ -34,7 +34,7 @@ static const struct cmd_column cmd_top_vm_columns[] = {
     {"id", "id", CMD_CELL_TEXT, 0, true},
     {"name", "name", CMD_CELL_TEXT, 0, false},
     {"state", "state", CMD_CELL_TEXT, 0, false},
-    {"locality", "locality", CMD_CELL_FIXED, 2, true},
+    {"memory_locality", "mem_local", CMD_CELL_FIXED, 2, true},
     {"strength", "strength", CMD_CELL_TEXT, 0, true},
 };
 #define CMD_TOP_NR_VM_COLUMNS CMD_NR(cmd_top_vm_columns)

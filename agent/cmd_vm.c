@@ -27,7 +27,8 @@ static const struct cmd_column cmd_list_columns[] = {
     {"memory_mib", "mem_gib", CMD_CELL_GIB, 1, true},
     {"home", "home", CMD_CELL_TEXT, 0, false},
     {"vcpu_nodes", "vcpu_nodes", CMD_CELL_TEXT, 0, false},
-    {"locality", "locality", CMD_CELL_FIXED, 2, true},
+    {"memory_locality", "mem_local", CMD_CELL_FIXED, 2, true},
+    {"fault_locality", "fault_local", CMD_CELL_FIXED, 2, true},
     {"strength", "strength", CMD_CELL_TEXT, 0, true},
 };
 
@@ -78,7 +79,9 @@ static const struct cmd_column cmd_vminfo_fields[] = {
     {"home", "home nodes", CMD_CELL_TEXT, 0, false},
     {"vcpu_nodes", "vcpu nodes", CMD_CELL_TEXT, 0, false},
     {"conv_node", "converging to", CMD_CELL_TEXT, 0, false},
-    {"locality", "locality", CMD_CELL_FIXED, 2, false},
+    {"memory_locality", "memory locality", CMD_CELL_FIXED, 2, false},
+    {"fault_locality", "fault locality", CMD_CELL_FIXED, 2, false},
+    {"fault_age_s", "fault age (s)", CMD_CELL_FIXED, 0, false},
     {"strength", "strength", CMD_CELL_TEXT, 0, false},
     {"pending_mib", "to move (GiB)", CMD_CELL_GIB, 1, false},
     {"sampling_source", "sampling", CMD_CELL_TEXT, 0, false},

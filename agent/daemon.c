@@ -126,8 +126,13 @@ daemon_vm_add(struct daemon *d, const struct snap_vm *vm, int nr_nodes)
 	snprintf(v->name, sizeof(v->name), "%s", vm->name);
 	v->nr_vcpus = vm->nr_vcpus;
 	v->nr_nodes = nr_nodes;
-	v->fault_prev = xcalloc((size_t)vm->nr_vcpus * (size_t)nr_nodes, sizeof(uint64_t));
+	/* one block: the fault levels, then each vCPU's last node */
+	v->fault_prev =
+	    xcalloc((size_t)vm->nr_vcpus * ((size_t)nr_nodes + 1), sizeof(*v->fault_prev));
+	v->vcpu_node_prev = v->fault_prev + (size_t)vm->nr_vcpus * (size_t)nr_nodes;
 	v->scan_mib_s = -1;
+	v->fault_last_s = -1;
+	v->recent_at_s = -1;
 	return v;
 }
 
@@ -163,10 +168,54 @@ daemon_fault_delta(uint64_t prev, uint64_t level)
 	return level >= prev / 2 ? level - prev / 2 : 0;
 }
 
+/*
+ * This snapshot's new faults into the recent window (DAEMON_FAULT_HALF_LIFE_S).  The first
+ * reading of a VM is the level the kernel gathered before vnumad saw it, of no known age and
+ * from wherever its vCPUs ran then: it starts the window empty.
+ */
+static void
+daemon_faults_recent(struct dvm *v, double now_s, uint64_t all, uint64_t local)
+{
+	if (v->recent_at_s < 0) {
+		v->recent_at_s = now_s;
+		return;
+	}
+	if (now_s > v->recent_at_s) {
+		double keep = exp2(-(now_s - v->recent_at_s) / DAEMON_FAULT_HALF_LIFE_S);
+
+		v->recent_all *= keep;
+		v->recent_local *= keep;
+	}
+	v->recent_at_s = now_s;
+	v->recent_all += (double)all;
+	v->recent_local += (double)local;
+	if (all > 0) {
+		v->fault_last_s = now_s;
+		v->fault_last_batch = all;
+	}
+}
+
+double
+daemon_fault_locality(const struct dvm *v, double now_s, double pass_s, double *age_s)
+{
+	double stale_s = pass_s * 2 > DAEMON_FAULT_STALE_S ? pass_s * 2 : DAEMON_FAULT_STALE_S;
+
+	*age_s = -1;
+	if (v == NULL || v->fault_last_s < 0)
+		return -1;
+	*age_s = now_s > v->fault_last_s ? now_s - v->fault_last_s : 0;
+	if (*age_s > stale_s || (double)v->fault_last_batch < DAEMON_FAULT_MIN_PAGES ||
+	    v->recent_all <= 0)
+		return -1;
+	return v->recent_local / v->recent_all; /* the decay leaves the share as it is */
+}
+
 static void
 daemon_count_vm(struct daemon *d, struct dvm *v, const struct snap_vm *vm)
 {
 	int nn = d->snap->nr_nodes;
+	uint64_t new_all = 0, new_local = 0;
+	bool moved = false;
 
 	for (int c = 0; c < vm->nr_vcpus && c < v->nr_vcpus; c++)
 		for (int n = 0; n < nn && n < v->nr_nodes; n++) {
@@ -177,13 +226,25 @@ daemon_count_vm(struct daemon *d, struct dvm *v, const struct snap_vm *vm)
 			uint64_t delta = daemon_fault_delta(*prev, lvl);
 
 			*prev = lvl;
-			v->c.hint_faults += delta;
-			d->total.hint_faults += delta;
-			if (n == vm->vcpus[c].node) {
-				v->c.hint_faults_local += delta;
-				d->total.hint_faults_local += delta;
-			}
+			new_all += delta;
+			new_local += n == vm->vcpus[c].node ? delta : 0;
 		}
+	v->c.hint_faults += new_all;
+	d->total.hint_faults += new_all;
+	v->c.hint_faults_local += new_local;
+	d->total.hint_faults_local += new_local;
+	for (int c = 0; v->vcpu_node_prev != NULL && c < vm->nr_vcpus && c < v->nr_vcpus; c++) {
+		uint64_t node = (uint64_t)vm->vcpus[c].node + 1;
+
+		moved |= v->vcpu_node_prev[c] != 0 && v->vcpu_node_prev[c] != node;
+		v->vcpu_node_prev[c] = node;
+	}
+	if (moved) { /* start over; this look's faults may predate the move */
+		v->recent_all = v->recent_local = 0;
+		v->fault_last_batch = 0;
+	} else {
+		daemon_faults_recent(v, d->snap->now_s, new_all, new_local);
+	}
 	v->c.pages_migrated += vm->mig_done_mib * DAEMON_PAGES_PER_MIB;
 	v->c.pages_migrate_failed += vm->mig_failed_mib * DAEMON_PAGES_PER_MIB;
 	d->total.pages_migrated += vm->mig_done_mib * DAEMON_PAGES_PER_MIB;

@@ -63,7 +63,15 @@ struct dvm {
 	const char *policy_source;
 	struct dvm_counters c;
 	int nr_vcpus, nr_nodes;
-	uint64_t *fault_prev;      /* per vCPU x node: last fault level seen */
+	uint64_t *fault_prev;     /* per vCPU x node: last fault level seen */
+	uint64_t *vcpu_node_prev; /* per vCPU: node + 1 at the last look (in fault_prev's block) */
+	/*
+	 * Recent hinting faults (daemon_faults_recent): new faults, all and on the node the
+	 * faulting vCPU ran on, decayed with a DAEMON_FAULT_HALF_LIFE_S half-life; when they
+	 * were last decayed; when the last new fault was seen (< 0: never).
+	 */
+	double recent_all, recent_local, recent_at_s, fault_last_s;
+	uint64_t fault_last_batch; /* new faults in the last snapshot that had any */
 	uint64_t kernel_prev_kib;  /* the kernel's moves of its pages as last seen (cumulative) */
 	bool kernel_seen;          /* kernel_prev_kib holds a reading */
 	double scan_mib_s;         /* sampling intensity last applied */
@@ -129,6 +137,23 @@ struct daemon {
 	uint64_t watchdog_usec;
 	double last_watchdog_wall;
 };
+
+/*
+ * The view's fault locality (vminfo, list, explain): the share of the VM's recent hinting
+ * faults that hit the node the faulting vCPU ran on, counted from each snapshot's new faults
+ * (half-life DAEMON_FAULT_HALF_LIFE_S, 10 s).  A vCPU that changed node empties the window:
+ * faults taken before the move say nothing of the VM as it is now.  A kernel that publishes faults
+ * once per scan pass (a 32 GiB VM: 128 s at the default 256 MiB a second) makes the last pass's
+ * faults the window.  The figure is given only when at least DAEMON_FAULT_MIN_PAGES (64) new faults
+ * came in the last batch and that batch is no older than DAEMON_FAULT_STALE_S (30 s) or twice the
+ * scan pass (pass_s, the engine's estimate; 0 when it has none): a figure nobody measures now is
+ * not shown as current.  *age_s gets the seconds since the last new fault (-1: none seen yet);
+ * returns the share, or -1 when there is none to give.
+ */
+#define DAEMON_FAULT_HALF_LIFE_S 10.0
+#define DAEMON_FAULT_MIN_PAGES   64.0
+#define DAEMON_FAULT_STALE_S     30.0
+double daemon_fault_locality(const struct dvm *v, double now_s, double pass_s, double *age_s);
 
 /* Open the host backend d->simulate names (the simulator or this Linux machine). */
 int daemon_host_open(struct daemon *d, char *err, size_t errlen);

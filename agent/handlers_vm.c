@@ -693,6 +693,20 @@ hv_explain_wanted(const struct engine_vm_report *r, char *summary, size_t len)
 		    "set a VM's scan rate: the kernel's adaptive rate applies)");
 }
 
+/* What the recent hinting faults say, for explain: a share, or how long none came. */
+static void
+handlers_faults_say(const struct dvm *v, double now_s, double pass_s, char *buf, size_t len)
+{
+	double age_s, loc = daemon_fault_locality(v, now_s, pass_s, &age_s);
+
+	if (loc >= 0)
+		snprintf(buf, len, "%.0f%% of its recent hinting faults local", 100.0 * loc);
+	else if (age_s < 0)
+		snprintf(buf, len, "no hinting faults seen yet");
+	else
+		snprintf(buf, len, "no fresh hinting faults (the last %.0f s ago)", age_s);
+}
+
 enum proto_status
 h_explain(HANDLER_ARGS)
 {
@@ -701,18 +715,15 @@ h_explain(HANDLER_ARGS)
 	const struct snap_vm *vm = handlers_arg_vm(d, args, err, errlen, &st);
 	struct engine_vm_report r;
 	uint64_t next, home_mib = 0;
-	char summary[1024], buf[NODEMASK_STR_MAX], faults[64], note[320];
+	char summary[1024], buf[NODEMASK_STR_MAX], faults[96], note[320];
 
 	if (vm == NULL)
 		return st;
 	engine_report_vm(d->eng, vm->id, &r);
 	for (int n = 0; n < d->snap->nr_nodes; n++)
 		home_mib += nodemask_test(r.home, n) ? vm->resident_mib[n] : 0;
-	if (r.fault_pages > 0)
-		snprintf(faults, sizeof(faults), "%d%% of recent faults local",
-		         r.local_permille / 10);
-	else
-		snprintf(faults, sizeof(faults), "no recent hinting faults");
+	handlers_faults_say(daemon_vm(d, vm->id), d->snap->now_s, r.scan_pass_s, faults,
+	                    sizeof(faults));
 	snprintf(summary, sizeof(summary),
 	         "%s is %s: mode %s; home node%s %s (%s); %llu of %llu MiB there; strength %d; "
 	         "%s; sampling %s",

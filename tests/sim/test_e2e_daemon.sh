@@ -227,6 +227,9 @@ check "$(jctl vminfo web2)" ".resident_mib[$dest] >= 0.99 * .memory_mib" \
 WAIT_EXPR=".resident_mib[$dest] == .memory_mib"
 wait_for vminfo web2
 m=$(jctl vminfo web2)
+check "$m" '.memory_locality == 1 and (.fault_locality == null or
+	(.fault_locality >= 0 and .fault_locality <= 1))' \
+	"migrate: memory locality 1 (the fault figure none or a share, never a stale one)"
 # vnumad counts its own moves only: under the linux host profile the kernel's balancing
 # migrates part of the memory beside it (1.39 of 2.10 M pages were vnumad's in one run), and
 # a page the kernel pulled back is moved again (2.12 M in another), so its count lies between

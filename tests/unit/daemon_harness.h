@@ -38,11 +38,12 @@ put_file(const char *path, const char *text)
 }
 
 /*
- * A daemon on the simulated host of scenario ("default": the built-in 4-node one), with
- * policy file NAME.xml holding text when name is not NULL.
+ * A daemon on the simulated host of scenario ("default": the built-in 4-node one) with the
+ * host profile's levers, with policy file NAME.xml holding text when name is not NULL.
  */
 static void
-tdaemon_start(struct tdaemon *t, const char *scenario, const char *name, const char *text)
+tdaemon_start_profile(struct tdaemon *t, const char *scenario, enum sim_profile profile,
+                      const char *name, const char *text)
 {
 	struct daemon *d = &t->d;
 	char path[PATH_MAX + 64], err[1024] = "";
@@ -63,8 +64,16 @@ tdaemon_start(struct tdaemon *t, const char *scenario, const char *name, const c
 	d->simulate = true;
 	snprintf(d->scenario, sizeof(d->scenario), "%s", scenario);
 	d->speed = 1.0;
+	d->host_profile = profile;
 	if (daemon_init(d, err, sizeof(err)) < 0)
 		fail_msg("daemon_init: %s", err);
+}
+
+/* tdaemon_start_profile under the linux profile (the simulated host's default). */
+static void __attribute__((unused))
+tdaemon_start(struct tdaemon *t, const char *scenario, const char *name, const char *text)
+{
+	tdaemon_start_profile(t, scenario, SIM_PROFILE_LINUX, name, text);
 }
 
 static void
@@ -89,7 +98,7 @@ tdaemon_rounds(struct tdaemon *t, int n)
 	}
 }
 
-static const struct snap_vm *
+__attribute__((unused)) static const struct snap_vm *
 tdaemon_vm(const struct tdaemon *t, const char *name)
 {
 	const struct snap_vm *vm = daemon_snap_vm(&t->d, name);
@@ -130,7 +139,7 @@ static control_handler_fn __attribute__((unused)) tdaemon_handler(const char *na
 }
 
 /* `vnumactl policy VM --KEY VALUE`, as tdaemon_call(). */
-static enum proto_status
+static enum proto_status __attribute__((unused))
 tdaemon_policy(struct tdaemon *t, const char *vm, const char *key, const char *value,
                struct json_object **data, char *err, size_t errlen)
 {
@@ -141,7 +150,7 @@ tdaemon_policy(struct tdaemon *t, const char *vm, const char *key, const char *v
 	return tdaemon_call(t, h_policy, args, data, err, errlen);
 }
 
-static const char *
+__attribute__((unused)) static const char *
 json_str(struct json_object *o, const char *key)
 {
 	struct json_object *j;

@@ -39,13 +39,15 @@
 #define VMROW_DB1                                                                                  \
 	"\"id\":1,\"name\":\"db1\",\"vcpus\":8,\"memory_mib\":8192,\"mode\":\"auto\","             \
 	"\"policy_ok\":true,\"policy_error\":null,\"home\":\"1\",\"vcpu_nodes\":\"0-1\","          \
-	"\"locality\":0.94,\"strength\":1024,\"state\":\"moving\""
+	"\"memory_locality\":0.94,\"fault_locality\":0.875,\"fault_age_s\":1.5,"                   \
+	"\"strength\":1024,\"state\":\"moving\""
 
 static const char list_json[] =
     "{\"vms\":[{" VMROW_DB1 "},"
     "{\"id\":12,\"name\":\"web1\",\"vcpus\":4,\"memory_mib\":2048,\"mode\":\"advisory\","
     "\"policy_ok\":false,\"policy_error\":\"priority: 300 is not 0-100\",\"home\":\"0\","
-    "\"vcpu_nodes\":\"0\",\"locality\":0.5,\"strength\":200,\"state\":\"advisory\"}]}";
+    "\"vcpu_nodes\":\"0\",\"memory_locality\":0.5,\"fault_locality\":null,\"fault_age_s\":95.0,"
+    "\"strength\":200,\"state\":\"advisory\"}]}";
 
 static const char vminfo_json[] =
     "{" VMROW_DB1 ",\"policy\":{\"mode\":\"auto\",\"nodes\":\"0-1\",\"placement\":\"compact\","
@@ -677,16 +679,17 @@ test_render_list(void **state)
 {
 	(void)state;
 	assert_render(cmd_list_render, list_json,
-	              "id  name  state     mode      vcpus  mem_gib  home  vcpu_nodes  locality  "
-	              "strength\n"
-	              " 1  db1   moving    auto          8      8.0  1     0-1             0.94  "
-	              "    1024\n"
-	              "12  web1  advisory  advisory      4      2.0  0     0               0.50  "
-	              "     200\n"
+	              "id  name  state     mode      vcpus  mem_gib  home  vcpu_nodes  mem_local  "
+	              "fault_local  strength\n"
+	              " 1  db1   moving    auto          8      8.0  1     0-1              0.94  "
+	              "       0.88      1024\n"
+	              "12  web1  advisory  advisory      4      2.0  0     0                0.50  "
+	              "          -       200\n"
 	              "\nweb1: bad policy, the default is used: priority: 300 is not 0-100\n");
 	assert_render(
 	    cmd_list_render, "{\"vms\":[]}",
-	    "id  name  state  mode  vcpus  mem_gib  home  vcpu_nodes  locality  strength\n");
+	    "id  name  state  mode  vcpus  mem_gib  home  vcpu_nodes  mem_local  fault_local  "
+	    "strength\n");
 }
 
 /*
@@ -765,7 +768,9 @@ test_render_vminfo(void **state)
 	    "home nodes:       1\n"
 	    "vcpu nodes:       0-1\n"
 	    "converging to:    1\n"
-	    "locality:         0.94\n"
+	    "memory locality:  0.94\n"
+	    "fault locality:   0.88\n"
+	    "fault age (s):    2\n"
 	    "strength:         1024\n"
 	    "to move (GiB):    6.0\n"
 	    "sampling:         fault-stats\n"
@@ -901,8 +906,8 @@ test_render_top(void **state)
 	    "node  cpus   load  vcpus  mem_gib  free_gib\n"
 	    "   0    16   4.50      5     64.0      30.0\n"
 	    "   1    16  12.25      7     64.0       0.5\n\n"
-	    "id  name  state   locality  strength  gib0  gib1  vcpu0  vcpu1\n"
-	    " 1  db1   moving      0.94      1024   6.0   2.0      1      1\n");
+	    "id  name  state   mem_local  strength  gib0  gib1  vcpu0  vcpu1\n"
+	    " 1  db1   moving       0.94      1024   6.0   2.0      1      1\n");
 	free(buf.data);
 	memset(&buf, 0, sizeof(buf));
 	cmd_top_render(&buf, frame, false);

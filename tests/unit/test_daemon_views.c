@@ -1,0 +1,227 @@
+/*
+ * test_daemon_views.c - what list and vminfo say a VM's locality is: memory locality and fault
+ * locality named apart, the fault figure measured from the faults that came since the last
+ * look (a vCPU moved keeps none of its old node's faults) and never shown once no fault has
+ * come for a while (sampling parked), with its age.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <json-c/json.h>
+
+#include "agent/config.h"
+#include "agent/daemon.h"
+#include "agent/handlers.h"
+#include "daemon_harness.h"
+
+/* One 4-vCPU private VM whose guest touched its 4 GiB on node 1, on a 2-node host. */
+static const char views_scenario[] =
+    "{\"name\": \"views\", \"duration_s\": 900,\n"
+    " \"host\": {\"nodes\": 2, \"cpus_per_node\": 8, \"memory_per_node_gib\": 32},\n"
+    " \"vms\": [{\"name\": \"a\", \"vcpus\": 4, \"memory_gib\": 4,\n"
+    "           \"workload\": \"private\", \"first_touch_node\": 1}]}\n";
+
+struct views {
+	struct tdaemon t;
+	char path[128];
+};
+
+static void
+views_start(struct views *v, enum sim_profile profile)
+{
+	FILE *f;
+
+	snprintf(v->path, sizeof(v->path), "/tmp/vnumad-views-%d.json", (int)getpid());
+	assert_non_null(f = fopen(v->path, "w"));
+	fputs(views_scenario, f);
+	assert_int_equal(fclose(f), 0);
+	tdaemon_start_profile(&v->t, v->path, profile, NULL, NULL);
+}
+
+static void
+views_stop(struct views *v)
+{
+	tdaemon_stop(&v->t);
+	unlink(v->path);
+}
+
+/* VM a's vminfo reply (put by the caller). */
+static struct json_object *
+views_vminfo(struct views *v)
+{
+	struct json_object *args = json_object_new_object(), *data;
+	char err[512];
+
+	json_object_object_add(args, "vm", json_object_new_string("a"));
+	assert_int_equal(
+	    tdaemon_call(&v->t, tdaemon_handler("vminfo"), args, &data, err, sizeof(err)),
+	    PROTO_OK);
+	return data;
+}
+
+/* A number field, or -1 when it is null. */
+static double
+views_num(struct json_object *o, const char *key)
+{
+	struct json_object *x;
+
+	assert_true(json_object_object_get_ex(o, key, &x));
+	return x != NULL ? json_object_get_double(x) : -1;
+}
+
+/* `vnumactl migrate a --node NODE`, as the control server calls it. */
+static void
+views_migrate(struct views *v, int node)
+{
+	struct json_object *args = json_object_new_object(), *r;
+	char err[256];
+
+	json_object_object_add(args, "vm", json_object_new_string("a"));
+	json_object_object_add(args, "node", json_object_new_int(node));
+	assert_int_equal(
+	    tdaemon_call(&v->t, tdaemon_handler("migrate"), args, &r, err, sizeof(err)), PROTO_OK);
+	json_object_put(r);
+}
+
+/* VM a's vCPUs all on node? */
+static bool
+views_vcpus_on(struct json_object *info, int node)
+{
+	struct json_object *vcpus = json_object_object_get(info, "vcpu");
+
+	for (size_t i = 0; i < json_object_array_length(vcpus); i++)
+		if (views_num(json_object_array_get_idx(vcpus, i), "node") != node)
+			return false;
+	return true;
+}
+
+/*
+ * After `migrate`, the faults taken on the old node are not shown as the VM's locality: the
+ * fault figure is none until faults come on the new node, then it is theirs; memory locality
+ * follows the pages as they move.  (The old view kept the old faults, counted against the
+ * new node: locality 0.00 for a VM moved whole.)
+ */
+static void
+test_views_after_migrate(void **state)
+{
+	struct json_object *info;
+	bool moved = false, partial = false, fresh = false;
+	double age_prev = -1;
+	struct views v;
+
+	(void)state;
+	views_start(&v, SIM_PROFILE_LINUX);
+	tdaemon_rounds(&v.t, 60);
+	info = views_vminfo(&v);
+	assert_true(views_vcpus_on(info, 1));
+	assert_true(views_num(info, "memory_locality") == 1.0);
+	assert_true(views_num(info, "fault_locality") >= 0.9);
+	json_object_put(info);
+
+	views_migrate(&v, 0);
+	for (int i = 0; i < 120 && !fresh; i++) {
+		double loc, age;
+
+		tdaemon_rounds(&v.t, 1);
+		info = views_vminfo(&v);
+		loc = views_num(info, "fault_locality");
+		age = views_num(info, "fault_age_s");
+		moved |= views_vcpus_on(info, 0);
+		partial |= views_num(info, "memory_locality") < 1.0;
+		fresh = moved && age_prev >= 0 && age < age_prev; /* a batch since the move */
+		if (moved && !fresh)
+			assert_true(loc == -1); /* only faults from before the move so far */
+		if (fresh)
+			assert_true(loc >= 0.9);
+		age_prev = age;
+		json_object_put(info);
+	}
+	assert_true(moved && partial && fresh);
+	info = views_vminfo(&v);
+	assert_true(views_num(info, "memory_locality") == 1.0);
+	json_object_put(info);
+	views_stop(&v);
+}
+
+/*
+ * The fault figure's own rules, on a record: none when no fault was seen, when the last
+ * batch is older than 30 s (or twice the scan pass, when that is longer), or too small.
+ */
+static void
+test_views_stale(void **state)
+{
+	struct dvm v;
+	double age;
+
+	(void)state;
+	memset(&v, 0, sizeof(v));
+	v.fault_last_s = -1;
+	assert_true(daemon_fault_locality(&v, 100, 0, &age) == -1 && age == -1);
+	assert_true(daemon_fault_locality(NULL, 100, 0, &age) == -1 && age == -1);
+
+	v.fault_last_s = 100;
+	v.recent_at_s = 100;
+	v.fault_last_batch = 1000;
+	v.recent_all = 1000;
+	v.recent_local = 750;
+	assert_true(daemon_fault_locality(&v, 100 + DAEMON_FAULT_STALE_S, 0, &age) == 0.75);
+	assert_true(age == DAEMON_FAULT_STALE_S);
+	assert_true(daemon_fault_locality(&v, 101 + DAEMON_FAULT_STALE_S, 0, &age) == -1);
+	assert_true(age == DAEMON_FAULT_STALE_S + 1);
+	/* a 64 s scan pass: faults come every 64 s, and 100 s is not stale yet */
+	assert_true(daemon_fault_locality(&v, 200, 64, &age) == 0.75);
+	assert_true(daemon_fault_locality(&v, 229, 64, &age) == -1);
+	v.fault_last_batch = (uint64_t)DAEMON_FAULT_MIN_PAGES - 1;
+	assert_true(daemon_fault_locality(&v, 101, 0, &age) == -1);
+}
+
+/* explain says the same: no fresh faults, and since when, rather than an old share. */
+static void
+test_views_explain(void **state)
+{
+	struct json_object *args, *data;
+	const char *summary;
+	char err[256];
+	struct views v;
+
+	(void)state;
+	views_start(&v, SIM_PROFILE_LINUX);
+	tdaemon_rounds(&v.t, 60);
+	views_migrate(&v, 0);
+	tdaemon_rounds(&v.t, 3);
+	args = json_object_new_object();
+	json_object_object_add(args, "vm", json_object_new_string("a"));
+	assert_int_equal(
+	    tdaemon_call(&v.t, tdaemon_handler("explain"), args, &data, err, sizeof(err)),
+	    PROTO_OK);
+	summary = json_object_get_string(json_object_object_get(data, "summary"));
+	if (strstr(summary, "no fresh hinting faults (the last ") == NULL)
+		fail_msg("explain: %s", summary);
+	json_object_put(data);
+	views_stop(&v);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_views_after_migrate),
+	    cmocka_unit_test(test_views_stale),
+	    cmocka_unit_test(test_views_explain),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
