@@ -77,10 +77,11 @@ const struct cli_command cli_commands[] = {
     },
     {
         .name = "migrate",
-        .spec = "VM --node N [--no-wait] [--timeout S]",
+        .spec = "VM --node N [--force] [--no-wait] [--timeout S]",
         .handler = cmd_migrate,
         .needs_write = true,
-        .help = "move a whole VM to one node and wait for its memory (progress bar)",
+        .help = "move a whole VM to one node and wait for its memory (progress bar); "
+                "refused when it does not fit unless --force",
     },
     {
         .name = "stats",

@@ -76,8 +76,38 @@ struct cmd_migrate_wait {
 	int node;
 	double timeout_s; /* 0: no limit */
 	bool bar;         /* a progress bar on a terminal */
+	bool lines;       /* else progress lines (not with --json) */
 	double on_node_mib, total_mib;
+	double line_s, line_share; /* the last progress line: when (< 0: none yet), how far */
 };
+
+bool
+cmd_migrate_line_due(double last_s, double last_share, double now_s, double share)
+{
+	if (last_s < 0)
+		return true;
+	return floor(share * 10.0) > floor(last_share * 10.0) ||
+	       now_s - last_s >= CMD_MIGRATE_LINE_S;
+}
+
+/* A progress line off a terminal, when one is due. */
+static void
+cmd_migrate_line_print(struct cli_ctx *ctx, struct cmd_migrate_wait *w)
+{
+	double now_s = cmd_monotonic_s();
+	double share = w->total_mib > 0 ? w->on_node_mib / w->total_mib : 1.0;
+	struct util_buf buf = {0};
+
+	if (!cmd_migrate_line_due(w->line_s, w->line_share, now_s, share))
+		return;
+	util_buf_printf(&buf, "%s: %.1f/%.1f GiB on node %d (%d%%)\n", w->vm,
+	                w->on_node_mib / 1024.0, w->total_mib / 1024.0, w->node,
+	                (int)floor(share * 100.0));
+	cmd_output(ctx, &buf);
+	fflush(ctx->out);
+	w->line_s = now_s;
+	w->line_share = share;
+}
 
 /* One poll: refresh the progress.  0, or -errno after printing why. */
 static int
@@ -142,6 +172,8 @@ cmd_migrate_wait_loop(struct cli_ctx *ctx, struct client *c, struct cmd_migrate_
 			cmd_migrate_bar_print(ctx, w);
 		if (cmd_migrate_done(w->on_node_mib, w->total_mib))
 			return 0;
+		if (w->lines)
+			cmd_migrate_line_print(ctx, w);
 		if (w->timeout_s > 0.0 && cmd_monotonic_s() - start_s >= w->timeout_s)
 			return -ETIMEDOUT;
 		if (cmd_migrate_sleep() < 0)
@@ -185,6 +217,8 @@ cmd_migrate_args(struct cli_ctx *ctx, const struct cli_args *args, struct json_o
 	w->vm = cli_args_get(args, "vm");
 	w->timeout_s = CMD_MIGRATE_TIMEOUT_S;
 	w->bar = !ctx->json && isatty(fileno(ctx->out));
+	w->lines = !ctx->json && !w->bar;
+	w->line_s = -1;
 	if (cmd_uint_parse(cli_args_get(args, "node"), "--node", UTIL_MAX_NODES - 1, &node, err,
 	                   sizeof(err)) < 0 ||
 	    (timeout != NULL && cmd_seconds_parse(timeout, "--timeout", 0.0, CMD_MIGRATE_MAX_S,
@@ -193,7 +227,21 @@ cmd_migrate_args(struct cli_ctx *ctx, const struct cli_args *args, struct json_o
 	w->node = (int)node;
 	*req = cmd_args_vm(w->vm);
 	cmd_args_int(*req, "node", node);
+	if (cli_args_has(args, "force"))
+		cmd_args_bool(*req, "force", true);
 	return 0;
+}
+
+/* What the migration leaves behind, and the way back (a daemon that says it). */
+static void
+cmd_migrate_policy_note(struct util_buf *buf, const char *vm, struct json_object *data)
+{
+	if (cmd_json_get(data, "policy_nodes") == NULL)
+		return;
+	util_buf_printf(buf,
+	                "policy left: %s keeps nodes=\"%s\" (live) until changed; "
+	                "`vnumactl policy %s --nodes all` gives it back to vnumad's choice\n",
+	                vm, cmd_json_string(data, "policy_nodes", "?"), vm);
 }
 
 int
@@ -218,6 +266,8 @@ cmd_migrate(struct cli_ctx *ctx, const struct cli_args *args)
 	else if (r == 0)
 		util_buf_printf(&buf, "%s: %.1f/%.1f GiB on node %d\n", w.vm,
 		                w.on_node_mib / 1024.0, w.total_mib / 1024.0, w.node);
+	if (r == 0 && !ctx->json)
+		cmd_migrate_policy_note(&buf, w.vm, data);
 	if (r == 0)
 		r = cmd_output(ctx, &buf);
 	json_object_put(data);

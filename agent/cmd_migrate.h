@@ -24,7 +24,17 @@ struct json_object;
 #define CMD_MIGRATE_DONE_SHARE 0.99
 #define CMD_MIGRATE_BAR_WIDTH  10 /* characters between the brackets */
 
+/*
+ * Off a terminal (a pipe, a log) the wait prints a progress line instead of a bar: one at
+ * the start, then one whenever another tenth of the VM has arrived or CMD_MIGRATE_LINE_S
+ * seconds passed since the last line, whichever comes first.
+ */
+#define CMD_MIGRATE_LINE_S 10.0
+
 int cmd_migrate(struct cli_ctx *ctx, const struct cli_args *args);
+
+/* Whether a progress line is due at now_s, the last at last_s with share last_share (0..1). */
+bool cmd_migrate_line_due(double last_s, double last_share, double now_s, double share);
 
 /*
  * Progress towards node from a vminfo reply: MiB resident on node and on all nodes.  0, or

@@ -427,7 +427,7 @@ const struct control_command daemon_commands[] = {
     {"place", false, h_place, "vcpus:i memory_mib:i cells:i"},
     {"pin", true, h_pin, "vm:s vcpu:i node:si"},
     {"unpin", true, h_unpin, "vm:s vcpu:i"},
-    {"migrate", true, h_migrate, "vm:s node:si"},
+    {"migrate", true, h_migrate, "vm:s node:si force:b"},
     {"pause", true, h_pause, ""},
     {"resume", true, h_resume, ""},
     {"reload", true, h_reload, ""},

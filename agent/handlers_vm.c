@@ -11,6 +11,7 @@
 
 #include "agent/handlers.h"
 #include "agent/state.h"
+#include "policy/engine.h"
 
 struct json_object *
 handlers_counters(const struct dvm_counters *c)
@@ -624,6 +625,46 @@ h_unpin(HANDLER_ARGS)
 	return PROTO_OK;
 }
 
+static bool
+hv_arg_true(struct json_object *args, const char *key)
+{
+	struct json_object *o;
+
+	return json_object_object_get_ex(args, key, &o) && json_object_get_boolean(o);
+}
+
+/*
+ * Whether the whole VM fits node n as it is now: the node's free memory above the engine's
+ * headroom, plus what of the VM is there already, against the VM's memory; its vCPUs against
+ * the node's CPUs.  0, or -ENOSPC with the numbers and the way round it in err.
+ */
+static int
+hv_migrate_fits(const struct daemon *d, const struct snap_vm *vm, int n, char *err, size_t errlen)
+{
+	const struct snap_node *sn = &d->snap->nodes[n];
+	int64_t there = (int64_t)vm->resident_mib[n];
+	int64_t room = (int64_t)sn->mem_free_mib - engine_headroom_mib(sn) + there;
+
+	if (room < (int64_t)vm->mem_mib) {
+		snprintf(err, errlen,
+		         "%s (%.1f GiB) does not fit node %d: %.1f GiB free there, %.1f GiB of it "
+		         "kept free by the node-fullness guard, %.1f GiB of the VM already there; "
+		         "nothing changed (--force asks anyway: vnumad then makes room only by the "
+		         "other VMs' policies and stops at the guard)",
+		         vm->name, vm->mem_mib / 1024.0, n, sn->mem_free_mib / 1024.0,
+		         engine_headroom_mib(sn) / 1024.0, there / 1024.0);
+		return -ENOSPC;
+	}
+	if (vm->nr_vcpus > sn->nr_cpus) {
+		snprintf(err, errlen,
+		         "%s (%d vCPUs) does not fit node %d: it has %d CPUs; nothing changed "
+		         "(--force asks anyway: its vCPUs then share the node's CPUs)",
+		         vm->name, vm->nr_vcpus, n, sn->nr_cpus);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 enum proto_status
 h_migrate(HANDLER_ARGS)
 {
@@ -653,6 +694,9 @@ h_migrate(HANDLER_ARGS)
 		snprintf(err, errlen, "%s is not known yet: try again in a second", vm->name);
 		return PROTO_CONFLICT;
 	}
+	if (!hv_arg_true(args, "force") &&
+	    hv_migrate_fits(d, vm, nodemask_first(mask), err, errlen) < 0)
+		return PROTO_CONFLICT;
 	v->policy = v->configured; /* not pause's advisory or a pin's manual */
 	v->policy.nodes = mask;
 	v->policy.mode = VM_POLICY_MODE_AUTO;
@@ -666,6 +710,9 @@ h_migrate(HANDLER_ARGS)
 	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(*data, "node", json_object_new_int(nodemask_first(mask)));
 	json_object_object_add(*data, "memory_mib", json_object_new_int64((int64_t)vm->mem_mib));
+	/* what stays behind: a live policy of that one node until changed */
+	json_object_object_add(*data, "policy_nodes",
+	                       json_object_new_string(nodemask_format(mask, buf, sizeof(buf))));
 	return PROTO_OK;
 }
 

@@ -54,6 +54,12 @@ struct engine_counters {
 
 void engine_report_counters(void *state, struct engine_counters *c);
 
+/*
+ * The memory the engine keeps free on a node (ENGINE_HEADROOM_PERMILLE of it): no move and no
+ * home choice fills a node past it.
+ */
+int64_t engine_headroom_mib(const struct snap_node *sn);
+
 /* New tunables (values <= 0 keep the current one). */
 void engine_configure(void *state, double rate_mib_s, double rebalance_period_s);
 /* 0, or -ENOENT when the engine does not know the VM. */

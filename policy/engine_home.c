@@ -26,7 +26,7 @@
 static void engine_groupmask_init(struct engine *e, const struct snapshot *snap);
 static void engine_groupmask_add(struct engine *e, const char *name, uint64_t nodes);
 
-static int64_t
+int64_t
 engine_headroom_mib(const struct snap_node *sn)
 {
 	return (int64_t)(sn->mem_total_mib * ENGINE_HEADROOM_PERMILLE / 1000);

@@ -220,7 +220,12 @@ wait_for vminfo web1
 
 home=$(jctl vminfo web2 | jq -r .home)
 dest=$(( (home + 2) % 4 ))
-ctl migrate web2 --node "$dest" --timeout 60 >/dev/null
+ctl migrate web2 --node "$dest" --timeout 60 >"$D/migrate.out"
+# Off a terminal: progress lines (the first at once), the result, the policy left behind.
+head -n 1 "$D/migrate.out" | grep -Eq "^web2: [0-9.]+/8.0 GiB on node $dest \([0-9]+%\)$" ||
+	fail "migrate | cat: no first progress line: $(cat "$D/migrate.out")"
+grep -q "^policy left: web2 keeps nodes=\"$dest\" (live) until changed; .vnumactl policy web2 --nodes all. gives it back" \
+	"$D/migrate.out" || fail "migrate: the policy left is not said: $(cat "$D/migrate.out")"
 # migrate returns once 99 % is there (CMD_MIGRATE_DONE_SHARE); the last pages follow.
 check "$(jctl vminfo web2)" ".resident_mib[$dest] >= 0.99 * .memory_mib" \
 	"migrate: returned with 99 % on node $dest"
@@ -238,6 +243,13 @@ check "$m" ".counters.pages_migrated > 0 and .counters.pages_migrated <= 2 * 819
 	"migrate: pages counted"
 check "$(jctl stats web2)" '.counters.pages_migrated > 0' "stats VM"
 check "$(jctl events --vm web2 --limit 0)" '[.events[].kind] | index("move") != null' "events --vm"
+
+# A VM larger than the node: refused with the numbers before anything changes.
+ctl migrate hpc-wide --node 3 --no-wait 2>"$D/err" && fail "migrate of a 48 GiB, 24-vCPU VM to one node accepted"
+grep -q "hpc-wide (48.0 GiB) does not fit node 3: .* GiB free there.*nothing changed (--force" "$D/err" ||
+	fail "migrate that does not fit: $(cat "$D/err")"
+check "$(jctl policy hpc-wide)" '.source == "host" and .policy.nodes == "all"' \
+	"a refused migrate left the policy as it was"
 
 ctl pause >/dev/null
 check "$(jctl status)" '.paused == true' "pause"

@@ -1027,11 +1027,16 @@ fake_answer(const struct proto_request *req, int *status, const char **message)
 	static const struct {
 		const char *cmd, *data;
 	} canned[] = {
-	    {"list", list_json},       {"nodeinfo", nodeinfo_json},
-	    {"status", status_json},   {"events", events_json},
-	    {"explain", explain_json}, {"place", place_json},
-	    {"policy", policy_json},   {"vminfo", vminfo_done_json},
-	    {"stats", stats_json},     {"migrate", "{\"vm\":\"db1\",\"node\":1}"},
+	    {"list", list_json},
+	    {"nodeinfo", nodeinfo_json},
+	    {"status", status_json},
+	    {"events", events_json},
+	    {"explain", explain_json},
+	    {"place", place_json},
+	    {"policy", policy_json},
+	    {"vminfo", vminfo_done_json},
+	    {"stats", stats_json},
+	    {"migrate", "{\"vm\":\"db1\",\"node\":1,\"policy_nodes\":\"1\"}"},
 	};
 	for (size_t i = 0; i < sizeof(canned) / sizeof(canned[0]); i++)
 		if (strcmp(req->cmd, canned[i].cmd) == 0)
@@ -1260,12 +1265,16 @@ test_fake_errors_and_changes(void **state)
 	run_free(&r);
 	r = run_cli("-c", fk->path, "migrate", "db1", "--node", "1", NULL);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "db1: 8.0/8.0 GiB on node 1\n");
+	assert_string_equal(r.out, "db1: 8.0/8.0 GiB on node 1\n"
+	                           "policy left: db1 keeps nodes=\"1\" (live) until changed; "
+	                           "`vnumactl policy db1 --nodes all` gives it back to vnumad's "
+	                           "choice\n");
 	assert_string_equal(r.err, "");
 	run_free(&r);
 	r = run_cli("-c", fk->path, "--json", "migrate", "db1", "--node", "1", "--no-wait", NULL);
 	assert_int_equal(r.status, 0);
-	assert_string_equal(r.out, "{\n  \"vm\":\"db1\",\n  \"node\":1\n}\n");
+	assert_string_equal(r.out,
+	                    "{\n  \"vm\":\"db1\",\n  \"node\":1,\n  \"policy_nodes\":\"1\"\n}\n");
 	run_free(&r);
 	r = run_cli("-c", fk->path, "migrate", "db9", "--node", "1", NULL);
 	assert_error(r, "error: no VM 'db9'\n");
