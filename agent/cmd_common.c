@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/client.h"
 #include "agent/format.h"
@@ -147,6 +148,18 @@ cmd_value_print(struct json_object *v, char *text, size_t len)
 	}
 }
 
+/* Epoch seconds as local time in journalctl's short form; "-" for what is no time. */
+static void
+cmd_wall_print(char *text, size_t len, double wall_s)
+{
+	time_t t = (time_t)wall_s;
+	struct tm tm;
+
+	if (wall_s <= 0 || localtime_r(&t, &tm) == NULL ||
+	    strftime(text, len, "%b %d %H:%M:%S", &tm) == 0)
+		snprintf(text, len, "-");
+}
+
 void
 cmd_cell_format(const struct cmd_column *col, struct json_object *value, char *text, size_t len)
 {
@@ -158,7 +171,9 @@ cmd_cell_format(const struct cmd_column *col, struct json_object *value, char *t
 		cmd_value_print(value, text, len);
 		return;
 	}
-	if (col->cell == CMD_CELL_GIB)
+	if (col->cell == CMD_CELL_WALL)
+		cmd_wall_print(text, len, json_object_get_double(value));
+	else if (col->cell == CMD_CELL_GIB)
 		cmd_fixed_print(text, len, json_object_get_double(value) / 1024.0, col->decimals);
 	else
 		cmd_fixed_print(text, len, json_object_get_double(value), col->decimals);

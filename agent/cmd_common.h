@@ -31,6 +31,7 @@ enum cmd_cell {
 	CMD_CELL_TEXT,  /* as sent: strings, integers, yes/no, arrays joined by ',' */
 	CMD_CELL_FIXED, /* a number with `decimals` digits after the point */
 	CMD_CELL_GIB,   /* a MiB count shown in GiB with `decimals` digits */
+	CMD_CELL_WALL,  /* seconds since the epoch shown as local time, "Dec 03 12:30:05" */
 };
 
 /*

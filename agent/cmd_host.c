@@ -86,14 +86,14 @@ cmd_stats(struct cli_ctx *ctx, const struct cli_args *args)
 /* ---- events ----------------------------------------------------------------------------- */
 
 static const struct cmd_column cmd_event_columns[] = {
-    {"seq", "seq", CMD_CELL_TEXT, 0, true},    {"time_s", "time_s", CMD_CELL_FIXED, 1, true},
+    {"seq", "seq", CMD_CELL_TEXT, 0, true},    {"wall_s", "time", CMD_CELL_WALL, 0, false},
     {"vm", "vm", CMD_CELL_TEXT, 0, false},     {"kind", "kind", CMD_CELL_TEXT, 0, false},
     {"rule", "rule", CMD_CELL_TEXT, 0, false}, {"gain", "gain", CMD_CELL_FIXED, 2, true},
     {"text", "text", CMD_CELL_TEXT, 0, false},
 };
 
 /* Column widths of the one-line form (the last column is not padded). */
-static const int cmd_event_widths[] = {7, 9, 12, 8, 10, 6, 0};
+static const int cmd_event_widths[] = {7, 16, 12, 8, 10, 6, 0};
 
 void
 cmd_events_table_render(struct util_buf *buf, struct json_object *events)

@@ -357,6 +357,29 @@ control_command_find(const struct control *ctl, const char *name)
 	return NULL;
 }
 
+/*
+ * Who asked for a change, what, and how it ended, in the log (VNUMAD_ACTION=request, VM= when
+ * the request names one): the uid and pid come from the socket (SO_PEERCRED), not from the
+ * request.
+ */
+static void
+control_request_log(const struct control_client *c, const struct control_command *cmd,
+                    const struct proto_request *req, enum proto_status st, const char *err)
+{
+	struct json_object *vm = NULL;
+	const char *args = req->args != NULL
+	                       ? json_object_to_json_string_ext(req->args, JSON_C_TO_STRING_PLAIN)
+	                       : "{}";
+
+	if (req->args != NULL)
+		json_object_object_get_ex(req->args, "vm", &vm);
+	log_vm_action(-1, vm != NULL ? json_object_get_string(vm) : NULL, "request", c->ctl->now_s,
+	              "request %s %s from uid %u (pid %d): %s%s%s", cmd->name, args,
+	              (unsigned)c->peer.uid, (int)c->peer.pid,
+	              st == PROTO_OK ? "done" : proto_status_name(st), st == PROTO_OK ? "" : ": ",
+	              st == PROTO_OK ? "" : err);
+}
+
 /* Run a decoded request's handler (or refuse it) and queue the reply. */
 static void
 control_dispatch(struct control_client *c, const struct proto_request *req)
@@ -376,6 +399,7 @@ control_dispatch(struct control_client *c, const struct proto_request *req)
 		snprintf(err, sizeof(err), "permission denied: '%s' changes state (root%s%s only)",
 		         cmd->name, c->ctl->group_name[0] != '\0' ? " or group " : "",
 		         c->ctl->group_name);
+		control_request_log(c, cmd, req, PROTO_FORBIDDEN, err);
 		control_reply(c, req->id, PROTO_FORBIDDEN, err, NULL);
 		return;
 	}
@@ -384,6 +408,7 @@ control_dispatch(struct control_client *c, const struct proto_request *req)
 		control_reply(c, req->id, st, err, NULL);
 		return;
 	}
+	c->changes = cmd->mutating;
 	st = cmd->fn(c->ctl->ctx, c, &c->peer, req->args, &data, err, sizeof(err));
 	if (st != PROTO_OK) {
 		c->follower = was_follower; /* a failed "events" does not start a stream */
@@ -392,6 +417,9 @@ control_dispatch(struct control_client *c, const struct proto_request *req)
 		if (err[0] == '\0')
 			snprintf(err, sizeof(err), "%s", proto_status_name(st));
 	}
+	if (c->changes)
+		control_request_log(c, cmd, req, st, err);
+	c->changes = false;
 	control_reply(c, req->id, st, st == PROTO_OK ? NULL : err, data);
 	json_object_put(data);
 }
@@ -567,6 +595,13 @@ control_service(struct control *ctl, const struct pollfd *fds, int n)
 	if (can_accept)
 		control_accept(ctl);
 	ctl->in_service = false;
+}
+
+void
+control_client_request_changes(struct control_client *client)
+{
+	if (client != NULL)
+		client->changes = true;
 }
 
 void

@@ -105,6 +105,11 @@ void control_service(struct control *ctl, const struct pollfd *fds, int n);
  * control_broadcast_event() then reaches it.
  */
 void control_client_follow(struct control_client *client, int vm_id);
+/*
+ * The request being handled asks for a change though its command is not mutating (`policy`
+ * with attributes): it is logged with who asked, as a mutating command's are.  NULL: no-op.
+ */
+void control_client_request_changes(struct control_client *client);
 /* Send an event line to every follower (dropped for followers whose queue is full). */
 void control_broadcast_event(struct control *ctl, struct json_object *event);
 

@@ -23,6 +23,7 @@ struct control_client {
 	bool discarding; /* inside an over-long line: drop input up to its newline */
 	bool eof;        /* the peer shut down its side: answer what came, then close */
 	bool follower;   /* receives control_broadcast_event() lines */
+	bool changes;    /* the request in hand asks for a change (logged with who asked) */
 	int follow_vm;   /* of this VM only (its id), or -1: all */
 	bool dead;       /* closed at the end of this pass */
 	char *out;       /* queued output: out[out_off..out_len) is unsent */

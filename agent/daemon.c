@@ -60,13 +60,22 @@ daemon_event(struct daemon *d, int vm_id, const char *vm, const char *kind, cons
 	char text[256];
 	const struct event *e;
 	struct json_object *o;
+	double now_s;
+	bool named;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	e = events_add(&d->events, d->host ? d->host->ops->now(d->host) : 0, vm_id, vm, kind, rule,
-	               gain, "%s", text);
+	now_s = d->host ? d->host->ops->now(d->host) : 0;
+	e = events_add(&d->events, now_s, vm_id, vm, kind, rule, gain, "%s", text);
+	/* the journal too (per VM rate-limited; the ring keeps every event) */
+	named = vm != NULL && vm[0] != '\0';
+	log_vm_action(vm_id, named ? vm : NULL, kind, now_s, "%s: %s%s%s%s%s%s", kind,
+	              named && strncmp(text, vm, strlen(vm)) != 0 ? vm : "",
+	              named && strncmp(text, vm, strlen(vm)) != 0 ? ": " : "", text,
+	              rule != NULL && rule[0] != '\0' ? " (rule " : "", rule != NULL ? rule : "",
+	              rule != NULL && rule[0] != '\0' ? ")" : "");
 	if (d->ctl == NULL)
 		return;
 	o = event_to_json(e);
@@ -529,6 +538,20 @@ daemon_state_load(struct daemon *d)
 		log_warnx("%s", err);
 }
 
+/* The policy files refused at a start or reload, one warning each (their VMs run on the
+ * default policy, and list and vminfo say why). */
+static void
+daemon_policy_files_warn(const struct daemon *d)
+{
+	char buf[4096];
+	size_t nr = policy_files_errors(&d->pfiles, d->cfg.policy_dir, buf, sizeof(buf));
+
+	if (nr > 0)
+		log_warnx("%zu policy file%s refused (the VMs they name run on the default "
+		          "policy):\n%s",
+		          nr, nr == 1 ? "" : "s", buf);
+}
+
 int
 daemon_init(struct daemon *d, char *err, size_t errlen)
 {
@@ -552,6 +575,7 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	rc = policy_files_load(d->cfg.policy_dir, &d->pfiles, err, errlen);
 	if (rc < 0)
 		return rc;
+	daemon_policy_files_warn(d);
 	rc = daemon_host_open(d, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -605,6 +629,7 @@ daemon_reload(struct daemon *d, char *err, size_t errlen)
 	policy_files_free(&d->pfiles);
 	d->pfiles = pfiles;
 	d->cfg = cfg;
+	daemon_policy_files_warn(d);
 	log_set_level(cfg.log_level);
 	engine_configure(d->eng, cfg.migrate_rate_mib_s, cfg.rebalance_period_s);
 	if (d->linux_host != NULL)

@@ -7,6 +7,17 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+/* The wall clock, to the millisecond (what an admin matches against other logs). */
+static double
+events_wall_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000000) / 1000.0;
+}
 
 void
 events_init(struct events *ev)
@@ -25,6 +36,7 @@ events_add(struct events *ev, double time_s, int vm_id, const char *vm, const ch
 	memset(e, 0, sizeof(*e));
 	e->seq = ev->next_seq++;
 	e->time_s = time_s;
+	e->wall_s = events_wall_now_s();
 	e->vm_id = vm_id;
 	snprintf(e->vm, sizeof(e->vm), "%s", vm ? vm : "");
 	snprintf(e->kind, sizeof(e->kind), "%s", kind);
@@ -43,6 +55,7 @@ event_to_json(const struct event *e)
 
 	json_object_object_add(o, "seq", json_object_new_int64((int64_t)e->seq));
 	json_object_object_add(o, "time_s", json_object_new_double(e->time_s));
+	json_object_object_add(o, "wall_s", json_object_new_double(e->wall_s));
 	json_object_object_add(o, "vm", e->vm[0] ? json_object_new_string(e->vm) : NULL);
 	json_object_object_add(o, "vm_id", json_object_new_int(e->vm_id));
 	json_object_object_add(o, "kind", json_object_new_string(e->kind));

@@ -17,7 +17,8 @@ struct json_object;
 
 struct event {
 	uint64_t seq;  /* from 1, increasing */
-	double time_s; /* host clock */
+	double time_s; /* host clock (seconds since boot on a real host) */
+	double wall_s; /* wall clock when recorded (seconds since the epoch) */
 	int vm_id;     /* -1: host-wide */
 	char vm[SNAP_VM_NAME_MAX];
 	char kind[16]; /* pin, flip, move, bind, sampling, arrive, leave, policy, ... */

@@ -454,6 +454,7 @@ h_policy(HANDLER_ARGS)
 		return st;
 	if (!changed)
 		return hv_policy_show(d, vm, data);
+	control_client_request_changes(cl);
 	if (!peer->may_write) {
 		snprintf(err, errlen,
 		         "permission denied: setting a policy changes state "

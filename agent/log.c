@@ -23,12 +23,15 @@
 #include "agent/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "agent/config.h"
@@ -52,9 +55,18 @@
 struct log_vm_slot {
 	bool used;
 	int vm_id;
-	double last_s;            /* daemon time of the last message printed for this VM */
-	unsigned long suppressed; /* messages dropped since then */
+	bool warned;              /* log_vm_warnx printed one for it */
+	double last_s;            /* daemon time of the last warning printed for this VM */
+	unsigned long suppressed; /* warnings dropped since then */
+	double seen_s;            /* the latest of last_s and action_start_s, for eviction */
+	/* log_vm_action: the window's start, lines printed in it, lines left out since */
+	double action_start_s;
+	unsigned action_lines;
+	unsigned long action_left_out;
 };
+
+/* Where journald takes native datagrams (systemd's sd_journal_sendv uses the same). */
+#define LOG_JOURNAL_SOCKET "/run/systemd/journal/socket"
 
 static struct {
 	pthread_mutex_t lock;
@@ -62,11 +74,15 @@ static struct {
 	int level;    /* messages above this level are dropped */
 	bool journal; /* resolved target: journal prefixes, else stderr style */
 	struct log_vm_slot vms[LOG_VM_SLOTS];
+	char journal_socket[108]; /* sun_path's size */
+	int journal_fd;           /* datagram socket, -1 until first needed */
 } log_state = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .ident = "vnumad",
     .level = LOG_LEVEL_INFO,
     .journal = false,
+    .journal_socket = LOG_JOURNAL_SOCKET,
+    .journal_fd = -1,
 };
 
 static const struct {
@@ -193,6 +209,24 @@ log_line_write(const char *prefix, const char *text, size_t n)
 	log_write(line, plen + n + 1);
 }
 
+/* Write a formatted message at level, each of its lines prefixed (the lock held). */
+static void
+log_emit_locked_text(int level, const char *msg)
+{
+	char prefix[LOG_IDENT_MAX + 16];
+	size_t len = strlen(msg), start, end;
+
+	if (log_state.journal)
+		snprintf(prefix, sizeof(prefix), "<%d>", level);
+	else
+		snprintf(prefix, sizeof(prefix), "%s: %s", log_state.ident, log_level_label(level));
+	for (start = 0; start < len || start == 0; start = end + 1) {
+		end = start + strcspn(msg + start, "\n");
+		if (end > start || len == 0)
+			log_line_write(prefix, msg + start, end - start);
+	}
+}
+
 static void log_emit_locked(int level, const char *suffix, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
@@ -204,8 +238,8 @@ static void log_emit_locked(int level, const char *suffix, const char *fmt, va_l
 static void
 log_emit_locked(int level, const char *suffix, const char *fmt, va_list ap)
 {
-	char msg[LOG_MSG_MAX], prefix[LOG_IDENT_MAX + 16];
-	size_t len = 0, start, end;
+	char msg[LOG_MSG_MAX];
+	size_t len = 0;
 	int n;
 
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -217,15 +251,7 @@ log_emit_locked(int level, const char *suffix, const char *fmt, va_list ap)
 	}
 	if (len == sizeof(msg) - 1)
 		memcpy(msg + len - 3, "...", 3); /* cut */
-	if (log_state.journal)
-		snprintf(prefix, sizeof(prefix), "<%d>", level);
-	else
-		snprintf(prefix, sizeof(prefix), "%s: %s", log_state.ident, log_level_label(level));
-	for (start = 0; start < len || start == 0; start = end + 1) {
-		end = start + strcspn(msg + start, "\n");
-		if (end > start || len == 0)
-			log_line_write(prefix, msg + start, end - start);
-	}
+	log_emit_locked_text(level, msg);
 }
 
 static void log_emit(int level, const char *suffix, const char *fmt, va_list ap)
@@ -321,8 +347,9 @@ fatalx(const char *fmt, ...)
 }
 
 /*
- * The slot of vm_id: its own, else a free one, else the one whose last message is oldest
- * (ties: the lower slot).  A new or reused slot is cleared and marked as never having logged.
+ * The slot of vm_id: its own, else a free one, else the one whose last message (warning or
+ * action) is oldest (ties: the lower slot).  A new or reused slot is cleared and marked as never
+ * having logged.
  */
 static struct log_vm_slot *
 log_vm_slot_get(int vm_id, bool *fresh)
@@ -336,7 +363,7 @@ log_vm_slot_get(int vm_id, bool *fresh)
 			*fresh = false;
 			return s;
 		}
-		if (victim == NULL || (victim->used && (!s->used || s->last_s < victim->last_s)))
+		if (victim == NULL || (victim->used && (!s->used || s->seen_s < victim->seen_s)))
 			victim = s;
 	}
 	memset(victim, 0, sizeof(*victim));
@@ -360,19 +387,149 @@ log_vm_warnx(int vm_id, double now_s, const char *fmt, ...)
 		goto out;
 	slot = log_vm_slot_get(vm_id, &fresh);
 	/* A clock that went backwards counts as time passed, so nothing stays muted forever. */
-	if (!fresh && now_s >= slot->last_s && now_s - slot->last_s < LOG_VM_INTERVAL_S) {
+	if (!fresh && slot->warned && now_s >= slot->last_s &&
+	    now_s - slot->last_s < LOG_VM_INTERVAL_S) {
 		slot->suppressed++;
 		goto out;
 	}
 	if (slot->suppressed > 0)
 		snprintf(suffix, sizeof(suffix), " (%lu similar message%s suppressed)",
 		         slot->suppressed, slot->suppressed == 1 ? "" : "s");
+	slot->warned = true;
 	slot->last_s = now_s;
+	slot->seen_s = now_s > slot->seen_s ? now_s : slot->seen_s;
 	slot->suppressed = 0;
 	va_start(ap, fmt);
 	log_emit_locked(LOG_LEVEL_WARN, suffix, fmt, ap);
 	va_end(ap);
 out:
+	pthread_mutex_unlock(&log_state.lock);
+	errno = saved;
+}
+
+void
+log_journal_socket_set(const char *path)
+{
+	pthread_mutex_lock(&log_state.lock);
+	snprintf(log_state.journal_socket, sizeof(log_state.journal_socket), "%s",
+	         path != NULL ? path : LOG_JOURNAL_SOCKET);
+	pthread_mutex_unlock(&log_state.lock);
+}
+
+/* Append "KEY=value\n" to the datagram, value's control characters as '?'. */
+static void
+log_field_add(char *buf, size_t len, size_t *used, const char *key, const char *value)
+{
+	int n = snprintf(buf + *used, len - *used, "%s=", key);
+
+	if (n < 0 || (size_t)n >= len - *used)
+		return;
+	*used += (size_t)n;
+	for (; *value != '\0' && *used < len - 1; value++) {
+		unsigned char c = (unsigned char)*value;
+
+		buf[(*used)++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	if (*used < len)
+		buf[(*used)++] = '\n';
+}
+
+/*
+ * One message with its fields as a native journal datagram (the lock held).  0, or -1 when
+ * it could not be sent (no journald there, a full buffer): the caller logs it the usual way.
+ */
+static int
+log_journal_send_locked(int level, const char *vm, const char *action, const char *msg)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char dgram[LOG_LINE_MAX + 256], prio[4];
+	size_t used = 0;
+
+	if (log_state.journal_fd < 0)
+		log_state.journal_fd =
+		    socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (log_state.journal_fd < 0)
+		return -1;
+	snprintf(prio, sizeof(prio), "%d", level);
+	log_field_add(dgram, sizeof(dgram), &used, "MESSAGE", msg);
+	log_field_add(dgram, sizeof(dgram), &used, "PRIORITY", prio);
+	log_field_add(dgram, sizeof(dgram), &used, "SYSLOG_IDENTIFIER", log_state.ident);
+	if (vm != NULL)
+		log_field_add(dgram, sizeof(dgram), &used, "VM", vm);
+	log_field_add(dgram, sizeof(dgram), &used, "VNUMAD_ACTION", action);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", log_state.journal_socket);
+	if (sendto(log_state.journal_fd, dgram, used, MSG_NOSIGNAL, (struct sockaddr *)&sa,
+	           sizeof(sa)) != (ssize_t)used)
+		return -1;
+	return 0;
+}
+
+static void log_action_emit_locked(const char *vm, const char *action, const char *suffix,
+                                   const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
+/* An action's line: to the journal with its fields, else (or when that fails) as any line. */
+static void
+log_action_emit_locked(const char *vm, const char *action, const char *suffix, const char *fmt,
+                       va_list ap)
+{
+	char msg[LOG_LINE_MAX];
+	va_list copy;
+
+	va_copy(copy, ap);
+	vsnprintf(msg, sizeof(msg), fmt, copy);
+	va_end(copy);
+	if (strlen(msg) + strlen(suffix) < sizeof(msg))
+		strcat(msg, suffix);
+	if (log_state.journal && log_journal_send_locked(LOG_LEVEL_INFO, vm, action, msg) == 0)
+		return;
+	log_emit_locked_text(LOG_LEVEL_INFO, msg);
+}
+
+/* Whether this VM's action may be logged now (its burst not spent); the suffix to add. */
+static bool
+log_action_allowed_locked(int vm_id, double now_s, char *suffix, size_t len)
+{
+	struct log_vm_slot *slot;
+	bool fresh;
+
+	suffix[0] = '\0';
+	if (vm_id < 0)
+		return true;
+	slot = log_vm_slot_get(vm_id, &fresh);
+	if (fresh || now_s < slot->action_start_s ||
+	    now_s - slot->action_start_s >= LOG_VM_INTERVAL_S) {
+		slot->action_start_s = now_s;
+		slot->action_lines = 0;
+	}
+	slot->seen_s = now_s > slot->seen_s ? now_s : slot->seen_s;
+	if (slot->action_lines >= LOG_ACTION_BURST) {
+		slot->action_left_out++;
+		return false;
+	}
+	slot->action_lines++;
+	if (slot->action_left_out > 0)
+		snprintf(suffix, len,
+		         " (%lu earlier action%s of this VM not logged: see vnumactl events)",
+		         slot->action_left_out, slot->action_left_out == 1 ? "" : "s");
+	slot->action_left_out = 0;
+	return true;
+}
+
+void
+log_vm_action(int vm_id, const char *vm, const char *action, double now_s, const char *fmt, ...)
+{
+	int saved = errno;
+	char suffix[96];
+	va_list ap;
+
+	pthread_mutex_lock(&log_state.lock);
+	if (LOG_LEVEL_INFO <= log_state.level &&
+	    log_action_allowed_locked(vm_id, now_s, suffix, sizeof(suffix))) {
+		va_start(ap, fmt);
+		log_action_emit_locked(vm, action, suffix, fmt, ap);
+		va_end(ap);
+	}
 	pthread_mutex_unlock(&log_state.lock);
 	errno = saved;
 }

@@ -31,4 +31,23 @@ void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn)
 void log_vm_warnx(int vm_id, double now_s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * What vnumad did or was asked to do to a VM (a pin, a memory move, a policy change, a
+ * request and who made it), at info level, with the journal fields VM= (the VM's name; none
+ * when vm is NULL) and VNUMAD_ACTION= (action) when the log goes to the journal.  At most
+ * LOG_ACTION_BURST lines per VM in LOG_VM_INTERVAL_S; the rest are counted and the next line
+ * printed says how many were left out (`vnumactl events` keeps them all).  vm_id < 0: an
+ * action of the daemon's own (pause, resume), never rate limited.
+ */
+#define LOG_ACTION_BURST 10
+void log_vm_action(int vm_id, const char *vm, const char *action, double now_s, const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * The journal's native socket (default /run/systemd/journal/socket), used for lines that carry
+ * fields when the target is the journal; when a datagram cannot be sent there the line goes to
+ * stderr with its priority prefix as any other.  NULL: the default.  For tests.
+ */
+void log_journal_socket_set(const char *path);
+
 #endif

@@ -16,6 +16,7 @@
 #include "agent/config.h"
 #include "agent/daemon.h"
 #include "agent/log.h"
+#include "agent/policy_files.h"
 #include "agent/state.h"
 #include "agent/version.h"
 #include "host/fault.h"
@@ -178,14 +179,28 @@ vnumad_check(const char *path)
 	struct config cfg;
 	char err[8192];
 
+	struct policy_files pf = {0};
+	size_t bad;
+
 	if (config_load(path, &cfg, err, sizeof(err)) < 0 ||
-	    daemon_config_check(&cfg, err, sizeof(err)) < 0) {
+	    daemon_config_check(&cfg, err, sizeof(err)) < 0 ||
+	    policy_files_load(cfg.policy_dir, &pf, err, sizeof(err)) < 0) {
 		fputs(err, stderr);
 		if (err[0] && err[strlen(err) - 1] != '\n')
 			fputc('\n', stderr);
 		return 1;
 	}
-	printf("%s: configuration OK\n", path);
+	bad = policy_files_errors(&pf, cfg.policy_dir, err, sizeof(err));
+	policy_files_free(&pf);
+	if (bad > 0) {
+		fputs(err, stderr);
+		fprintf(stderr,
+		        "%s: configuration OK, but %zu policy file%s in %s refused (the VMs "
+		        "they name would run on the default policy)\n",
+		        path, bad, bad == 1 ? "" : "s", cfg.policy_dir);
+		return 1;
+	}
+	printf("%s: configuration OK (policy files in %s OK)\n", path, cfg.policy_dir);
 	return 0;
 }
 

@@ -136,3 +136,24 @@ policy_files_free(struct policy_files *pf)
 	pf->files = NULL;
 	pf->nr = 0;
 }
+
+size_t
+policy_files_errors(const struct policy_files *pf, const char *dir, char *buf, size_t len)
+{
+	size_t nr = 0, used = 0;
+
+	if (len > 0)
+		buf[0] = '\0';
+	for (size_t i = 0; i < pf->nr; i++) {
+		if (pf->files[i].ok)
+			continue;
+		nr++;
+		if (used < len) {
+			int n =
+			    snprintf(buf + used, len - used, "%s/%s\n", dir, pf->files[i].error);
+
+			used = n < 0 ? len : used + (size_t)n;
+		}
+	}
+	return nr;
+}

@@ -44,5 +44,10 @@ int policy_files_load(const char *dir, struct policy_files *out, char *err, size
 /* The file that applies to VM name, or NULL. */
 const struct policy_file *policy_files_match(const struct policy_files *pf, const char *name);
 void policy_files_free(struct policy_files *pf);
+/*
+ * The files that were refused, one "DIR/FILE.xml: message" line each into buf (cut at len);
+ * returns how many there are.  VMs such a file names run on the default policy.
+ */
+size_t policy_files_errors(const struct policy_files *pf, const char *dir, char *buf, size_t len);
 
 #endif

@@ -334,7 +334,22 @@ else
 fi
 
 # --- config checking, a second daemon --------------------------------------------------------
-"$VNUMAD" -n "$CONF" >/dev/null || fail "vnumad -n rejects a good config"
+# The test's policy directory holds a broken file and a FIFO: -n names both and fails.
+"$VNUMAD" -n "$CONF" >"$D/n.out" 2>&1 && fail "vnumad -n: refused policy files not reported"
+grep -q "policy.d/jump-host.xml: .*mode" "$D/n.out" && grep -q "policy.d/analytics.xml: not a regular file" "$D/n.out" &&
+	grep -q "configuration OK, but 2 policy files in .* refused" "$D/n.out" ||
+	fail "vnumad -n on bad policy files: $(cat "$D/n.out")"
+sed "s|^policy_dir = .*|policy_dir = $D/empty.d|" "$CONF" >"$D/good.conf"
+"$VNUMAD" -n "$D/good.conf" >/dev/null || fail "vnumad -n rejects a good config"
+# What the daemon did and who asked are in its log, the refused policy files too.
+grep -q "2 policy files refused" "$D/daemon1.log" || fail "the log does not name the refused policy files"
+grep -q "analytics.xml: not a regular file" "$D/daemon1.log" || fail "the log lacks the FIFO's refusal"
+grep -Eq "request pause \{\} from uid [0-9]+ \(pid [0-9]+\): done" "$D/daemon1.log" ||
+	fail "the log does not say who paused"
+grep -Eq "request policy \{\"vm\":\"web1\",\"mode\":\"advisory\"\} from uid [0-9]+" "$D/daemon1.log" ||
+	fail "the log does not say who changed web1's policy"
+grep -q "^vnumad: pin: " "$D/daemon1.log" && grep -q "^vnumad: move: " "$D/daemon1.log" ||
+	fail "the log has no pins or moves"
 printf 'sample_period = 1s\nsocket_mode = 9999\nbogus_key = 1\n' >"$D/bad.conf"
 "$VNUMAD" -n "$D/bad.conf" 2>"$D/err" && fail "vnumad -n accepted a bad config"
 grep -q "bad.conf:2:" "$D/err" && grep -q "bad.conf:3:" "$D/err" ||

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -86,11 +87,13 @@ static const char stats_vm_json[] =
     "{\"vm\":\"db1\",\"counters\":{\"hint_faults\":1000,\"sampling_source\":\"fault-stats\"}}";
 
 #define EVENT_PIN                                                                                  \
-	"{\"seq\":7,\"time_s\":12.5,\"vm\":\"db1\",\"vm_id\":1,\"kind\":\"pin\",\"rule\":"         \
+	"{\"seq\":7,\"time_s\":12.5,\"wall_s\":1796300000.25,\"vm\":\"db1\",\"vm_id\":1,\"kind\":" \
+	"\"pin\",\"rule\":"                                                                        \
 	"\"spread\","                                                                              \
 	"\"text\":\"vCPU 3 -> node 1\",\"gain\":0.125}"
 #define EVENT_PAUSE                                                                                \
-	"{\"seq\":8,\"time_s\":13.0,\"vm\":null,\"vm_id\":-1,\"kind\":\"pause\",\"rule\":"         \
+	"{\"seq\":8,\"time_s\":13.0,\"wall_s\":1796300001,\"vm\":null,\"vm_id\":-1,\"kind\":"      \
+	"\"pause\",\"rule\":"                                                                      \
 	"\"admin\","                                                                               \
 	"\"text\":\"paused\",\"gain\":0}"
 
@@ -841,14 +844,14 @@ test_render_events(void **state)
 
 	(void)state;
 	assert_render(cmd_events_render, events_json,
-	              "seq  time_s  vm   kind   rule    gain  text\n"
-	              "  7    12.5  db1  pin    spread  0.12  vCPU 3 -> node 1\n"
-	              "  8    13.0  -    pause  admin   0.00  paused\n");
+	              "seq  time             vm   kind   rule    gain  text\n"
+	              "  7  Dec 03 12:13:20  db1  pin    spread  0.12  vCPU 3 -> node 1\n"
+	              "  8  Dec 03 12:13:21  -    pause  admin   0.00  paused\n");
 	assert_render(cmd_explain_render, explain_json,
 	              "vm:   db1\nhome: 1\nwhy:  db1 is moving to node 1\n"
 	              "\nevents that put it there:\n"
-	              "seq  time_s  vm   kind  rule    gain  text\n"
-	              "  7    12.5  db1  pin   spread  0.12  vCPU 3 -> node 1\n");
+	              "seq  time             vm   kind  rule    gain  text\n"
+	              "  7  Dec 03 12:13:20  db1  pin   spread  0.12  vCPU 3 -> node 1\n");
 	assert_render(cmd_explain_render, "{\"vm\":\"db1\",\"home\":\"1\",\"summary\":\"new\"}",
 	              "vm:   db1\nhome: 1\nwhy:  new\n\nno events about this VM are kept\n");
 	/* The one-line form of --follow, and its JSON lines. */
@@ -856,9 +859,10 @@ test_render_events(void **state)
 	cmd_event_line_render(&buf, ev, false);
 	cmd_event_line_render(&buf, ev, true);
 	assert_string_equal(
-	    buf.data, "    seq     time_s  vm            kind      rule          gain  text\n"
-	              "      7       12.5  db1           pin       spread        0.12  vCPU 3 "
-	              "-> node 1\n" EVENT_PIN "\n");
+	    buf.data,
+	    "    seq  time              vm            kind      rule          gain  text\n"
+	    "      7  Dec 03 12:13:20   db1           pin       spread        0.12  vCPU 3 "
+	    "-> node 1\n" EVENT_PIN "\n");
 	free(buf.data);
 	json_object_put(ev);
 }
@@ -1295,7 +1299,7 @@ test_fake_follow(void **state)
 	r = run_cli("-c", fk->path, "events", "--follow", NULL);
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.err, "error: vnumad closed the event stream\n");
-	assert_int_equal(strncmp(r.out, "    seq     time_s", 18), 0);
+	assert_int_equal(strncmp(r.out, "    seq  time      ", 18), 0);
 	assert_non_null(strstr(r.out, "vCPU 3 -> node 1\n"));
 	assert_non_null(strstr(r.out, "paused\n      8"));
 	run_free(&r);
@@ -1337,5 +1341,8 @@ main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
+	/* event times are shown in local time: make it UTC for the expected texts */
+	setenv("TZ", "UTC", 1);
+	tzset();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

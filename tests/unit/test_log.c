@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdarg.h>
@@ -321,6 +323,72 @@ test_vm_table_eviction(void **state)
 	assert_null(strstr(out, "still remembered"));
 }
 
+/*
+ * Actions: at most LOG_ACTION_BURST lines per VM in LOG_VM_INTERVAL_S, the next line after
+ * says how many were left out; the daemon's own (vm_id < 0) are never held back; an action
+ * does not mute the VM's first warning.
+ */
+static void
+test_vm_actions(void **state)
+{
+	const char *out;
+
+	log_init("vnumad", LOG_LEVEL_INFO, LOG_TARGET_STDERR);
+	capture_begin();
+	for (int i = 0; i < LOG_ACTION_BURST + 3; i++)
+		log_vm_action(5, "web1", "pin", 1.0 + i * 0.1, "pin: web1 vCPU %d", i);
+	log_vm_warnx(5, 3.0, "web1: a warning is not muted by actions");
+	for (int i = 0; i < 30; i++)
+		log_vm_action(-1, NULL, "pause", 4.0, "pause %d", i);
+	log_vm_action(5, "web1", "move", 1.0 + LOG_VM_INTERVAL_S, "move: web1 1024 MiB");
+	out = capture_end();
+	assert_int_equal(count_lines(out), LOG_ACTION_BURST + 1 + 30 + 1);
+	assert_non_null(strstr(out, "vnumad: pin: web1 vCPU 9\n"));
+	assert_null(strstr(out, "vCPU 10\n"));
+	assert_non_null(strstr(out, "vnumad: warning: web1: a warning is not muted by actions\n"));
+	assert_non_null(strstr(out, "vnumad: pause 29\n"));
+	assert_non_null(strstr(out, "vnumad: move: web1 1024 MiB (3 earlier actions of this VM not "
+	                            "logged: see vnumactl events)\n"));
+	assert_int_equal(LOG_ACTION_BURST, 10);
+}
+
+/* Under journald an action goes as a native datagram with its fields; else as a line. */
+static void
+test_vm_action_journal_fields(void **state)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char got[1024];
+	ssize_t n;
+	int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/journal", tmpdir);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	log_journal_socket_set(sa.sun_path);
+	log_init("vnumad", LOG_LEVEL_INFO, LOG_TARGET_JOURNAL);
+	capture_begin();
+	log_vm_action(3, "db\n1", "move", 1.0, "move: db1: 1024 MiB to node %d", 2);
+	log_vm_action(-1, NULL, "pause", 1.0, "pause: paused");
+	assert_string_equal(capture_end(), "");
+	n = recv(fd, got, sizeof(got) - 1, MSG_DONTWAIT);
+	assert_true(n > 0);
+	got[n] = '\0';
+	assert_string_equal(got, "MESSAGE=move: db1: 1024 MiB to node 2\nPRIORITY=6\n"
+	                         "SYSLOG_IDENTIFIER=vnumad\nVM=db?1\nVNUMAD_ACTION=move\n");
+	n = recv(fd, got, sizeof(got) - 1, MSG_DONTWAIT);
+	assert_true(n > 0);
+	got[n] = '\0';
+	assert_string_equal(got, "MESSAGE=pause: paused\nPRIORITY=6\nSYSLOG_IDENTIFIER=vnumad\n"
+	                         "VNUMAD_ACTION=pause\n");
+	close(fd);
+	unlink(sa.sun_path);
+	/* no journald there: the line goes to stderr with its priority */
+	capture_begin();
+	log_vm_action(3, "db1", "move", 2.0, "move: db1 again");
+	assert_string_equal(capture_end(), "<6>move: db1 again\n");
+	log_journal_socket_set(NULL);
+}
+
 int
 main(void)
 {
@@ -337,6 +405,8 @@ main(void)
 		cmocka_unit_test(test_fatal_exits),
 		cmocka_unit_test(test_vm_rate_limit),
 		cmocka_unit_test(test_vm_table_eviction),
+		cmocka_unit_test(test_vm_actions),
+		cmocka_unit_test(test_vm_action_journal_fields),
 	};
 	/* clang-format on */
 
