@@ -55,11 +55,12 @@ const struct cli_command cli_commands[] = {
     {
         .name = "policy",
         .spec = "VM [--mode auto|advisory|manual|off] [--nodes LIST] [--placement compact|cells] "
-                "[--migrate yes|no] [--rate RATE] [--priority N] [--group NAME] [--live] "
-                "[--config] [--current]",
+                "[--migrate yes|no] [--rate RATE] [--priority N] [--group NAME] [--reset] "
+                "[--live] [--config] [--current]",
         .handler = cmd_policy,
         .empty_values = true, /* --group '': no group; --rate '': no per-VM cap */
-        .help = "show a VM's policy; any setting option changes it (needs root or the group)",
+        .help = "show a VM's policy; any setting option changes it, --reset drops what "
+                "vnumactl set (needs root or the group)",
     },
     {
         .name = "pin",

@@ -317,6 +317,15 @@ cmd_policy_args(const struct cli_args *args, struct json_object **req, bool *cha
 			cmd_args_string(*req, cmd_policy_settings[i], v);
 		*change |= v != NULL;
 	}
+	if (cli_args_has(args, "reset")) {
+		if (*change) {
+			json_object_put(*req);
+			snprintf(err, errlen, "--reset takes no settings: it drops them all");
+			return -EINVAL;
+		}
+		cmd_args_bool(*req, "reset", true);
+		*change = true;
+	}
 	if (scope != NULL && !*change) {
 		json_object_put(*req);
 		snprintf(err, errlen, "--%s applies to a change: give a setting such as --mode",
@@ -350,7 +359,8 @@ cmd_policy(struct cli_ctx *ctx, const struct cli_args *args)
 	if (ctx->json) {
 		cmd_json_render(&buf, data);
 	} else {
-		util_buf_printf(&buf, "policy of %s changed (%s)\n", cli_args_get(args, "vm"),
+		util_buf_printf(&buf, "policy of %s %s (%s)\n", cli_args_get(args, "vm"),
+		                cli_args_has(args, "reset") ? "reset" : "changed",
 		                cmd_json_string(req_scope, "scope", "live"));
 		if (cmd_json_get(data, "policy") != NULL)
 			cmd_policy_render(&buf, data);

@@ -413,7 +413,8 @@ h_reload(HANDLER_ARGS)
  * change from a read-only peer (403).
  */
 #define H_POLICY_ARGS                                                                              \
-	"vm:s scope:s mode:si nodes:si placement:si migrate:si rate:si priority:si group:si"
+	"vm:s scope:s mode:si nodes:si placement:si migrate:si rate:si priority:si group:si "      \
+	"reset:b"
 
 const struct control_command daemon_commands[] = {
     {"status", false, h_status, ""},

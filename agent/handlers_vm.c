@@ -435,6 +435,50 @@ hv_policy_cells_check(const struct snap_vm *vm, struct json_object *args, const 
 	return PROTO_CONFLICT;
 }
 
+static enum proto_status
+hv_policy_scope_check(const char *scope, char *err, size_t errlen)
+{
+	if (strcmp(scope, "live") == 0 || strcmp(scope, "config") == 0 ||
+	    strcmp(scope, "current") == 0)
+		return PROTO_OK;
+	snprintf(err, errlen, "scope: \"%s\" is not live, config or current", scope);
+	return PROTO_BAD_REQUEST;
+}
+
+/* Whether a boolean argument is there and true. */
+static bool
+hv_arg_true(struct json_object *args, const char *key)
+{
+	struct json_object *o;
+
+	return json_object_object_get_ex(args, key, &o) && json_object_get_boolean(o);
+}
+
+/*
+ * policy --reset: what vnumactl set goes (the daemon's live policy and, where the host keeps
+ * policies, the element stored in the domain's live or persistent definition), so from the
+ * next round the VM follows its domain metadata, a policy file or the default.
+ */
+static enum proto_status
+hv_policy_reset(struct daemon *d, const struct snap_vm *vm, const char *scope,
+                struct json_object **data, char *err, size_t errlen)
+{
+	bool config = strcmp(scope, "config") == 0, stored;
+	enum proto_status st = hv_policy_store(d, vm, NULL, !config, config, &stored, err, errlen);
+	struct dvm *v = daemon_vm(d, vm->id);
+
+	if (st != PROTO_OK)
+		return st;
+	if (!config && v != NULL)
+		v->live_policy = false;
+	daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "%sreset%s",
+	             config ? "config: " : "", stored ? " (stored policy removed)" : "");
+	*data = json_object_new_object();
+	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
+	json_object_object_add(*data, "reset", json_object_new_string(scope));
+	return PROTO_OK;
+}
+
 enum proto_status
 h_policy(HANDLER_ARGS)
 {
@@ -449,6 +493,19 @@ h_policy(HANDLER_ARGS)
 
 	if (vm == NULL)
 		return st;
+	if (hv_arg_true(args, "reset")) {
+		control_client_request_changes(cl);
+		if (!peer->may_write) {
+			snprintf(err, errlen,
+			         "permission denied: resetting a policy changes state "
+			         "(root or the control group only)");
+			return PROTO_FORBIDDEN;
+		}
+		proto_arg_string(args, "scope", &scope);
+		if ((st = hv_policy_scope_check(scope, err, errlen)) != PROTO_OK)
+			return st;
+		return hv_policy_reset(d, vm, scope, data, err, errlen);
+	}
 	st = hv_policy_merge(&vm->policy, args, d->snap->nr_nodes, &pol, &changed, err, errlen);
 	if (st != PROTO_OK)
 		return st;
@@ -462,11 +519,8 @@ h_policy(HANDLER_ARGS)
 		return PROTO_FORBIDDEN;
 	}
 	proto_arg_string(args, "scope", &scope);
-	if (strcmp(scope, "live") != 0 && strcmp(scope, "config") != 0 &&
-	    strcmp(scope, "current") != 0) {
-		snprintf(err, errlen, "scope: \"%s\" is not live, config or current", scope);
-		return PROTO_BAD_REQUEST;
-	}
+	if ((st = hv_policy_scope_check(scope, err, errlen)) != PROTO_OK)
+		return st;
 	/* --config starts from the persistent definition, --live from the live one (as virsh) */
 	hv_policy_base(d, vm, strcmp(scope, "config") == 0, &base);
 	if ((st = hv_policy_merge(&base, args, d->snap->nr_nodes, &pol, &changed, err, errlen)) !=
@@ -624,14 +678,6 @@ h_unpin(HANDLER_ARGS)
 	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(*data, "unpinned", json_object_new_int(done));
 	return PROTO_OK;
-}
-
-static bool
-hv_arg_true(struct json_object *args, const char *key)
-{
-	struct json_object *o;
-
-	return json_object_object_get_ex(args, key, &o) && json_object_get_boolean(o);
 }
 
 /*

@@ -199,6 +199,14 @@ ctl policy web1 --nodes all --rate 0 --group '' >/dev/null 2>"$D/err" ||
 	fail "policy --nodes all --rate 0 --group '': $(cat "$D/err")"
 check "$(jctl policy web1)" '.policy.nodes == "all" and .policy.rate_kib_s == 0 and
 	.policy.group == "" and .policy.mode == "auto"' "policy attributes back to their defaults"
+# --reset: what vnumactl set goes; the VM follows its policy file (the catch-all) again.
+ctl policy web1 --mode advisory --priority 33 >/dev/null
+ctl policy web1 --reset >"$D/out" || fail "policy --reset: $(cat "$D/out")"
+grep -q "^policy of web1 reset (live)" "$D/out" || fail "policy --reset said: $(cat "$D/out")"
+WAIT_EXPR='.source == "file" and .policy.priority == 20 and .policy.mode == "auto"'
+wait_for policy web1
+ctl policy web1 --reset --mode off 2>"$D/err" && fail "--reset with a setting accepted"
+grep -q "reset takes no settings" "$D/err" || fail "--reset --mode: $(cat "$D/err")"
 ctl policy web1 --placement cells 2>"$D/err" && fail "placement cells accepted for a VM without cells"
 grep -q "web1 has no guest vNUMA cells" "$D/err" || fail "placement cells: $(cat "$D/err")"
 # A change while paused or pinned keeps the VM's own mode (not advisory / manual for good).
