@@ -250,6 +250,15 @@ check "$m" '.memory_locality == 1 and (.fault_locality == null or
 check "$m" ".counters.pages_migrated > 0 and .counters.pages_migrated <= 2 * 8192 * 256" \
 	"migrate: pages counted"
 check "$(jctl stats web2)" '.counters.pages_migrated > 0' "stats VM"
+# Hinting faults are counted from the kernel's decayed levels: never more than one per page
+# of the VM and second of host time (34 G for a 32 GiB VM was seen once, from a level counted
+# again each round).
+t_now=$(jctl status | jq '.host_time_s')
+for vm in db-orders web2 hpc-wide; do
+	mib=$(jctl vminfo "$vm" | jq '.memory_mib')
+	check "$(jctl stats "$vm")" ".counters.hint_faults <= $mib * 256 * $t_now" \
+		"stats $vm: hint_faults within one per page and second"
+done
 check "$(jctl events --vm web2 --limit 0)" '[.events[].kind] | index("move") != null' "events --vm"
 
 # A VM larger than the node: refused with the numbers before anything changes.
