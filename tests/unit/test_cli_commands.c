@@ -384,7 +384,10 @@ test_grammar_pin_events_place(void **state)
 	assert_non_null(strstr(err, "bad vCPU 'x'"));
 	assert_int_equal(parse_cmd("pin", &a, "db1", "1", "node1", NULL), 0);
 	assert_int_equal(cmd_pin_args(&a, &req, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "bad node list 'node1'"));
+	assert_non_null(strstr(err, "bad node list 'node1': 'node1' is not a number;"));
+	assert_int_equal(parse_cmd("pin", &a, "db1", "1", "0-64", NULL), 0);
+	assert_int_equal(cmd_pin_args(&a, &req, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "node 64 is above the highest supported (63)"));
 
 	assert_int_equal(parse_cmd("unpin", &a, "db1", NULL), 0);
 	assert_int_equal(cmd_unpin_args(&a, &req, err, sizeof(err)), 0);
