@@ -561,6 +561,13 @@ test_cpulist_parse(void **state)
 	assert_int_equal(load_cpulist_parse("1-", &set), -EINVAL);
 	assert_int_equal(load_cpulist_parse("a", &set), -EINVAL);
 	assert_int_equal(load_cpulist_parse("0-99999", &set), -EINVAL);
+	/* the one grammar (policy/idlist.h): blanks, the highest CPU, no '^' */
+	assert_int_equal(load_cpulist_parse(" 0 - 1 ,4\n", &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 3);
+	assert_int_equal(load_cpulist_parse("1023", &set), 0);
+	assert_true(CPU_ISSET(1023, &set));
+	assert_int_equal(load_cpulist_parse("1024", &set), -EINVAL);
+	assert_int_equal(load_cpulist_parse("0-3,^1", &set), -EINVAL);
 }
 
 static void
