@@ -51,22 +51,6 @@ idlist_skip_blanks(struct idlist_scan *sc)
 		sc->p++;
 }
 
-/* s[0..n) as printable text for a message: other bytes become '?', a long text ends "...". */
-static const char *
-idlist_quote(const char *s, size_t n, char *buf, size_t len)
-{
-	size_t shown = n < IDLIST_QUOTE_CHARS ? n : IDLIST_QUOTE_CHARS, i;
-
-	if (shown > len - 4)
-		shown = len - 4;
-	for (i = 0; i < shown; i++)
-		buf[i] = (s[i] >= ' ' && s[i] <= '~') ? s[i] : '?';
-	buf[i] = '\0';
-	if (shown < n)
-		strcpy(buf + i, "...");
-	return buf;
-}
-
 /* "'ITEM' why": the item from start up to the next ',' (or the end), blanks cut off. */
 static int
 idlist_item_error(struct idlist_scan *sc, const char *start, const char *why)
@@ -79,7 +63,7 @@ idlist_item_error(struct idlist_scan *sc, const char *start, const char *why)
 	while (e > start && idlist_blank(e[-1]))
 		e--;
 	util_errf(sc->err, sc->errlen, "'%s' %s",
-	          idlist_quote(start, (size_t)(e - start), q, sizeof(q)), why);
+	          util_quote(start, (size_t)(e - start), IDLIST_QUOTE_CHARS, q, sizeof(q)), why);
 	return -EINVAL;
 }
 
@@ -179,7 +163,7 @@ idlist_items(struct idlist_scan *sc, struct idlist *set, const char *text, size_
 	for (;;) {
 		if (sc->p == sc->end || *sc->p == ',') {
 			util_errf(sc->err, sc->errlen, "'%s' has an empty item (a ',' too many)",
-			          idlist_quote(text, len, q, sizeof(q)));
+			          util_quote(text, len, IDLIST_QUOTE_CHARS, q, sizeof(q)));
 			return -EINVAL;
 		}
 		if ((ret = idlist_item(sc, set)) < 0)
@@ -226,7 +210,8 @@ idlist_parse(const char *text, size_t len, int limit, unsigned flags, struct idl
 	}
 	if ((ret = idlist_items(&sc, set, text, len)) == 0 && !(flags & IDLIST_EMPTY_OK) &&
 	    idlist_next(set, 0) < 0) {
-		util_errf(err, errlen, "'%s' leaves no %s", idlist_quote(text, len, q, sizeof(q)),
+		util_errf(err, errlen, "'%s' leaves no %s",
+		          util_quote(text, len, IDLIST_QUOTE_CHARS, q, sizeof(q)),
 		          idlist_noun(flags));
 		ret = -EINVAL;
 	}

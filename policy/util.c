@@ -88,6 +88,21 @@ util_errf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *
+util_quote(const char *s, size_t n, size_t max_chars, char *buf, size_t len)
+{
+	size_t shown = n < max_chars ? n : max_chars, i;
+
+	if (shown > len - 4)
+		shown = len - 4;
+	for (i = 0; i < shown; i++)
+		buf[i] = (s[i] >= ' ' && s[i] <= '~') ? s[i] : '?';
+	buf[i] = '\0';
+	if (shown < n)
+		strcpy(buf + i, "...");
+	return buf;
+}
+
 void
 util_buf_printf(struct util_buf *buf, const char *fmt, ...)
 {

@@ -23,6 +23,12 @@ void util_array_reserve(void **arr, size_t *cap, size_t need, size_t elem_size);
 void util_errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * s[0..n) quoted for a message into buf (len > 4): at most max_chars bytes, each byte outside
+ * printable ASCII shown as '?', and "..." when cut.  Returns buf.
+ */
+const char *util_quote(const char *s, size_t n, size_t max_chars, char *buf, size_t len);
+
 /* A growable, always NUL-terminated text buffer; the owner frees data. */
 struct util_buf {
 	char *data;

@@ -22,6 +22,7 @@
 #include <libxml/xmlerror.h>
 
 #include "policy/idlist.h"
+#include "policy/units.h"
 #include "policy/util.h"
 
 /*
@@ -35,9 +36,6 @@
  * consumer converting to bytes cannot overflow.  (It is about 16 EiB/s: no real limit.)
  */
 #define VM_POLICY_RATE_MAX_KIB_S (UINT64_MAX / 1024)
-
-/* Decimal places accepted in a rate ("1.5GiB/s"); 9 keeps the exact arithmetic in 64 bits. */
-#define VM_POLICY_RATE_MAX_DECIMALS 9
 
 /* Characters of an offending value quoted in an error message before it is cut with "...". */
 #define VM_POLICY_ERR_VALUE_CHARS 40
@@ -209,73 +207,24 @@ attr_migrate(const char *v, struct vm_policy *pol, char *why, size_t whylen)
 	return -EINVAL;
 }
 
-/* Unit multiplier (KiB/s per unit) for a rate suffix, or 0 if s is not exactly a unit. */
-static uint64_t
-rate_unit_kib(const char *s)
-{
-	if (strcmp(s, "KiB/s") == 0)
-		return 1;
-	if (strcmp(s, "MiB/s") == 0)
-		return KIB_PER_MIB;
-	if (strcmp(s, "GiB/s") == 0)
-		return KIB_PER_GIB;
-	return 0;
-}
-
 /*
- * Parse "<digits>[.<1-9 digits>]<unit>" into KiB/s, computed exactly in integers and rounded to
- * the nearest KiB/s (halves up).  Returns 0, -EINVAL on bad syntax, -ERANGE when too large.
+ * A rate in the grammar of policy/units.h, rounded to the nearest KiB/s (halves up); it must
+ * come to at least VM_POLICY_RATE_MIN_KIB_S.
  */
-static int
-rate_parse_kib(const char *p, uint64_t *kib_s)
-{
-	uint64_t whole = 0, frac = 0, scale = 1, mult, kib;
-	int too_big = 0;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (whole > (UINT64_MAX - 9) / 10)
-			too_big = 1;
-		else
-			whole = whole * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p == '.') {
-		if (*++p < '0' || *p > '9')
-			return -EINVAL;
-		for (int d = 0; *p >= '0' && *p <= '9'; p++, d++) {
-			if (d == VM_POLICY_RATE_MAX_DECIMALS)
-				return -EINVAL;
-			frac = frac * 10 + (uint64_t)(*p - '0');
-			scale *= 10;
-		}
-	}
-	mult = rate_unit_kib(p);
-	if (mult == 0)
-		return -EINVAL;
-	if (too_big || whole > VM_POLICY_RATE_MAX_KIB_S / mult)
-		return -ERANGE;
-	/* frac < 1e9 and mult <= 2^20, so frac * mult < 2^50: no overflow. */
-	kib = whole * mult + (frac * mult + scale / 2) / scale;
-	if (kib > VM_POLICY_RATE_MAX_KIB_S)
-		return -ERANGE;
-	*kib_s = kib;
-	return 0;
-}
-
-/* A rate must come to at least VM_POLICY_RATE_MIN_KIB_S and at most VM_POLICY_RATE_MAX_KIB_S. */
 static int
 attr_rate(const char *v, struct vm_policy *pol, char *why, size_t whylen)
 {
-	uint64_t kib = 0;
-	int rc = rate_parse_kib(v, &kib);
+	char msg[UNITS_ERR_MAX];
+	uint64_t bytes_s, kib;
 
-	if (rc == -EINVAL) {
-		util_errf(why, whylen, "%s", "is not a rate (use e.g. 256MiB/s)");
+	if (units_rate_parse(v, &bytes_s, msg, sizeof(msg)) < 0) {
+		util_errf(why, whylen, "is not a rate: %s", msg);
 		return -EINVAL;
 	}
-	if (rc == -ERANGE) {
-		util_errf(why, whylen, "%s", "is too large");
+	kib = bytes_s / UNITS_KIB + (bytes_s % UNITS_KIB >= UNITS_KIB / 2);
+	if (kib > VM_POLICY_RATE_MAX_KIB_S) {
+		util_errf(why, whylen, "is too large (the most is %llu KiB/s)",
+		          (unsigned long long)VM_POLICY_RATE_MAX_KIB_S);
 		return -EINVAL;
 	}
 	if (kib < VM_POLICY_RATE_MIN_KIB_S) {

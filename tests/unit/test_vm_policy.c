@@ -147,6 +147,8 @@ test_good_values(void **state)
 	    {"rate=\"2048.0005KiB/s\" nodes=\"0-63\" migrate=\"yes\"", /* rounds to the nearest
 	                                                                  KiB/s */
 	     {0, NODEMASK_ALL, 0, true, 2048, 50, ""}},
+	    {"rate=\"256mib/s\"", {0, NODEMASK_ALL, 0, true, 256 * 1024, 50, ""}}, /* any case */
+	    {"rate=\"1G/s\"", {0, NODEMASK_ALL, 0, true, 1024 * 1024, 50, ""}},    /* G is GiB */
 	    {"rate=\"2047.5KiB/s\"",
 	     {0, NODEMASK_ALL, 0, true, 2048, 50, ""}}, /* halves round up */
 	    {"rate=\"0.001953125GiB/s\"", {0, NODEMASK_ALL, 0, true, 2048, 50, ""}}, /* the least */
@@ -195,11 +197,12 @@ test_bad_values(void **state)
 	    {"migrate", "true", "is not yes or no"},
 	    {"migrate", "1", "is not yes or no"},
 	    {"migrate", "Yes", "is not yes or no"},
-	    {"rate", "fast", "is not a rate (use e.g. 256MiB/s)"},
+	    {"rate", "fast",
+	     "is not a rate: 'fast' is not a rate (a size per second, e.g. 256MiB/s)"},
 	    {"rate", "", "is not a rate"},
 	    {"rate", "256", "is not a rate"},
-	    {"rate", "256MB/s", "is not a rate"},
-	    {"rate", "256mib/s", "is not a rate"},
+	    {"rate", "256MB/s", "is not a rate: '256MB/s': 'MB' is ambiguous (1000 or 1024?)"},
+	    {"rate", "256Mi/s", "is not a rate: '256Mi/s': 'Mi' is not a unit"},
 	    {"rate", "256 MiB/s", "is not a rate"},
 	    {"rate", "256MiB/s ", "is not a rate"},
 	    {"rate", "-1MiB/s", "is not a rate"},
