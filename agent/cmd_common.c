@@ -18,6 +18,7 @@
 #include "agent/client.h"
 #include "agent/format.h"
 #include "agent/proto.h"
+#include "policy/units.h"
 
 #define CMD_ERR_MAX  1024 /* bytes of an error message from the client or the daemon */
 #define CMD_PATH_MAX 64   /* longest key path ("sampling.fault-stats") */
@@ -509,42 +510,23 @@ cmd_decimal_span(const char *s)
 	return frac == 0 ? 0 : n + 1 + frac;
 }
 
-/* KiB per unit for a size suffix ("" is MiB), or 0 for junk. */
-static double
-cmd_size_unit_kib(const char *unit)
-{
-	static const char letters[] = "KMGT";
-	const char *l;
-
-	if (unit[0] == '\0')
-		return 1024.0;
-	l = strchr(letters, toupper((unsigned char)unit[0]));
-	if (l == NULL || (unit[1] != '\0' && strcasecmp(unit + 1, "iB") != 0))
-		return 0.0;
-	return ldexp(1.0, 10 * (int)(l - letters));
-}
-
 int
 cmd_size_parse_mib(const char *s, uint64_t *mib, char *err, size_t errlen)
 {
-	size_t n = cmd_decimal_span(s);
-	double kib_per_unit = n > 0 && n < 32 ? cmd_size_unit_kib(s + n) : 0.0;
-	double value;
+	char why[UNITS_ERR_MAX];
+	uint64_t bytes, value;
 
-	if (kib_per_unit == 0.0) {
-		snprintf(err, errlen,
-		         "bad size '%s': want a number with an optional unit K, M, G or T "
-		         "(or KiB, MiB, GiB, TiB), e.g. 8G or 512MiB",
-		         s);
+	if (units_size_parse(s, UNITS_MIB, &bytes, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "bad size '%s': %s", s, why);
 		return -EINVAL;
 	}
-	value = round(strtod(s, NULL) * kib_per_unit / 1024.0);
-	if (value < 1.0 || value > (double)CMD_SIZE_MAX_MIB) {
+	value = bytes / UNITS_MIB + (bytes % UNITS_MIB >= UNITS_MIB / 2);
+	if (value < 1 || value > CMD_SIZE_MAX_MIB) {
 		snprintf(err, errlen, "bad size '%s': must be between 1 MiB and %" PRIu64 " TiB", s,
 		         CMD_SIZE_MAX_MIB >> 20);
 		return -EINVAL;
 	}
-	*mib = (uint64_t)value;
+	*mib = value;
 	return 0;
 }
 

@@ -127,8 +127,9 @@ struct json_object *cmd_args_vm(const char *vm);
 #define CMD_SIZE_MAX_MIB ((uint64_t)1 << 30) /* 1 PiB: larger than any host; beyond is junk */
 
 /*
- * A memory size: a decimal number ("8", "1.5") with an optional binary unit K, M, G or T,
- * written alone or with "iB" ("8G", "8GiB", "512m", "1.5T"), any case; no unit means MiB.
+ * A memory size in the grammar of policy/units.h: a decimal number ("8", "1.5") with an
+ * optional binary unit B, K, M, G or T, written alone or with "iB" ("8G", "8GiB", "512m",
+ * "1.5T"), any case; no unit means MiB.
  * Rounded to the nearest MiB, at least 1 and at most CMD_SIZE_MAX_MIB.  0 or -EINVAL with a
  * message.
  */

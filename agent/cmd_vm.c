@@ -11,6 +11,7 @@
 
 #include "agent/cmd_common.h"
 #include "agent/cmd_host.h"
+#include "policy/idlist.h"
 
 #define CMD_ERR_MAX   512
 #define CMD_MAX_VCPUS 4096 /* KVM's own limit per VM (KVM_MAX_VCPUS on x86-64) */
@@ -390,13 +391,15 @@ int
 cmd_pin_args(const struct cli_args *args, struct json_object **req, char *err, size_t errlen)
 {
 	const char *node = cli_args_get(args, "node");
+	char why[IDLIST_ERR_MAX];
 	uint64_t mask;
 
 	*req = cmd_args_vm(cli_args_get(args, "vm"));
 	if (cmd_vcpu_arg(args, *req, err, errlen) < 0)
 		goto fail;
-	if (nodemask_parse(node, UTIL_MAX_NODES, &mask) < 0 || mask == 0) {
-		snprintf(err, errlen, "bad node list '%s': want node ids such as 1 or 0-1,3", node);
+	if (nodemask_parse(node, 0, &mask, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "bad node list '%s': %s; want node ids such as 1 or 0-1,3",
+		         node, why);
 		goto fail;
 	}
 	cmd_args_string(*req, "node", node);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/units.h"
 #include "policy/util.h"
 
 /*
@@ -105,13 +106,6 @@ static const struct config_unit duration_units[] = {
     {NULL, 0, 0},
 };
 
-static const struct config_unit rate_units[] = {
-    {"KiB/s", 1, 1024},
-    {"MiB/s", 1, 1},
-    {"GiB/s", 1024, 1},
-    {NULL, 0, 0},
-};
-
 static const struct config_unit percent_units[] = {
     {"%", 1, 1},
     {NULL, 0, 0},
@@ -160,6 +154,19 @@ config_unit_number_parse(const struct config_key *row, const char *text,
 	}
 	snprintf(msg, msglen, "\"%s\" is not %s (use e.g. %s)", q, what, example);
 	return -EINVAL;
+}
+
+/* A rate in the grammar of policy/units.h, stored in MiB/s. */
+static int
+config_rate_parse(const struct config_key *row, const char *text, union config_value *v, char *msg,
+                  size_t msglen)
+{
+	uint64_t bytes_s;
+
+	if (units_rate_parse(text, &bytes_s, msg, msglen) < 0)
+		return -EINVAL;
+	v->num = (double)bytes_s / (double)UNITS_MIB;
+	return config_bounds_check(row, text, v->num, msg, msglen);
 }
 
 static int
@@ -281,8 +288,7 @@ config_value_parse(const struct config_key *row, const char *text, union config_
 		return config_unit_number_parse(row, text, duration_units, "a duration",
 		                                "1s or 500ms", v, msg, msglen);
 	case CONFIG_RATE:
-		return config_unit_number_parse(row, text, rate_units, "a rate",
-		                                "1024MiB/s or 2GiB/s", v, msg, msglen);
+		return config_rate_parse(row, text, v, msg, msglen);
 	case CONFIG_PERCENT:
 		return config_unit_number_parse(row, text, percent_units, "a percentage", "0.5%", v,
 		                                msg, msglen);

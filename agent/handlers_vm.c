@@ -12,6 +12,7 @@
 #include "agent/handlers.h"
 #include "agent/state.h"
 #include "policy/engine.h"
+#include "policy/idlist.h"
 
 struct json_object *
 handlers_counters(const struct dvm_counters *c)
@@ -562,7 +563,7 @@ hv_arg_nodes(struct daemon *d, struct json_object *args, const char *key, uint64
 {
 	const char *s = NULL;
 	struct json_object *j;
-	char buf[32];
+	char buf[32], why[IDLIST_ERR_MAX];
 
 	if (!json_object_object_get_ex(args, key, &j)) {
 		snprintf(err, errlen, "%s: missing (a node or node list)", key);
@@ -574,9 +575,13 @@ hv_arg_nodes(struct daemon *d, struct json_object *args, const char *key, uint64
 	} else if (json_object_is_type(j, json_type_string)) {
 		s = json_object_get_string(j);
 	}
-	if (s == NULL || nodemask_parse(s, d->snap->nr_nodes, mask) < 0) {
-		snprintf(err, errlen, "%s: \"%s\" is not a node list of this host (nodes 0-%d)",
-		         key, s ? s : "?", d->snap->nr_nodes - 1);
+	if (s == NULL) {
+		snprintf(err, errlen, "%s: must be a node or a node list", key);
+		return PROTO_BAD_REQUEST;
+	}
+	if (nodemask_parse(s, 0, mask, why, sizeof(why)) < 0 ||
+	    nodemask_check_host(*mask, d->snap->nr_nodes, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s: \"%s\": %s", key, s, why);
 		return PROTO_BAD_REQUEST;
 	}
 	return PROTO_OK;

@@ -31,6 +31,7 @@
 
 #include <json-c/json.h>
 
+#include "policy/idlist.h"
 #include "policy/util.h"
 
 /* Deepest JSON nesting accepted: version 1 needs 3 (object, array, object). */
@@ -128,6 +129,7 @@ state_v1_entry_check(json_object *jo, bool strict, struct state_v1_entry *out, c
 {
 	static const char *const fields[] = {"vm", "vm_id", "vcpu", "tid", "orig_nodes", NULL};
 	const char *nodes = NULL, *reason = NULL, *field, *extra;
+	char msg[IDLIST_ERR_MAX];
 
 	if (!json_object_is_type(jo, json_type_object)) {
 		snprintf(why, whylen, ": is not an object");
@@ -150,8 +152,8 @@ state_v1_entry_check(json_object *jo, bool strict, struct state_v1_entry *out, c
 		snprintf(why, whylen, ".vm: must be 1 to %d bytes", STATE_VM_NAME_MAX);
 		return -EINVAL;
 	}
-	if (nodemask_parse(nodes, UTIL_MAX_NODES, &out->orig_nodes) < 0 || out->orig_nodes == 0) {
-		snprintf(why, whylen, ".orig_nodes: is not a node list (e.g. \"0-3\")");
+	if (nodemask_parse(nodes, 0, &out->orig_nodes, msg, sizeof(msg)) < 0) {
+		snprintf(why, whylen, ".orig_nodes: is not a node list (%s; e.g. \"0-3\")", msg);
 		return -EINVAL;
 	}
 	return 0;

@@ -15,8 +15,7 @@
 
 #include "guest-tools/load_opts.h"
 #include "guest-tools/load_pattern.h"
-
-#define MIB ((double)(1u << 20))
+#include "policy/units.h"
 
 struct load_optdef {
 	const char *name;
@@ -83,39 +82,17 @@ load_seconds_parse(const char *s, double *seconds)
 	return 0;
 }
 
-/* The multiplier of a size unit, in MiB; 0 for an unknown unit. */
-static double
-load_unit_mib(const char *unit)
-{
-	static const struct {
-		const char *name;
-		double mib;
-	} units[] = {
-	    {"", 1},       {"m", 1},       {"mib", 1},       {"g", 1024},
-	    {"gib", 1024}, {"t", 1048576}, {"tib", 1048576},
-	};
-
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcasecmp(unit, units[i].name) == 0)
-			return units[i].mib;
-	return 0;
-}
-
 int
-load_size_parse(const char *s, uint64_t *bytes)
+load_size_parse(const char *s, uint64_t *bytes, char *err, size_t errlen)
 {
-	size_t n = load_decimal_len(s);
-	double unit, v;
 	uint64_t b;
 
-	if (n == 0 || (unit = load_unit_mib(s + n)) == 0)
+	if (units_size_parse(s, UNITS_MIB, &b, err, errlen) < 0)
 		return -EINVAL;
-	v = strtod(s, NULL) * unit * MIB;
-	if (v < (double)LOAD_MEMORY_MIN || v > (double)LOAD_MEMORY_MAX)
+	if (b < LOAD_MEMORY_MIN || b > LOAD_MEMORY_MAX) {
+		load_errf(err, errlen, "'%s' is not from 1 MiB to 1 PiB", s);
 		return -EINVAL;
-	b = (uint64_t)v;
-	if ((double)b < v)
-		b++;
+	}
 	*bytes =
 	    (b + LOAD_MEMORY_ALIGN_BYTES - 1) / LOAD_MEMORY_ALIGN_BYTES * LOAD_MEMORY_ALIGN_BYTES;
 	return 0;
@@ -238,10 +215,11 @@ load_set_vcpus(struct load_opts *o, const char *val, char *err, size_t errlen)
 static int
 load_set_memory(struct load_opts *o, const char *val, char *err, size_t errlen)
 {
-	if (load_size_parse(val, &o->memory_bytes) != 0) {
+	char why[UNITS_ERR_MAX];
+
+	if (load_size_parse(val, &o->memory_bytes, why, sizeof(why)) != 0) {
 		load_errf(err, errlen,
-		          "--memory: '%s' is not a size from 1 MiB to 1 PiB (e.g. 512, 512M, 1.5G)",
-		          val);
+		          "--memory: %s (a size from 1 MiB to 1 PiB, e.g. 512, 512M, 1.5G)", why);
 		return -EINVAL;
 	}
 	return 0;

@@ -88,11 +88,12 @@ struct load_opts {
 int load_opts_parse(struct load_opts *o, int argc, char **argv, char *err, size_t errlen);
 
 /*
- * A size: a decimal number (fraction allowed) with an optional unit M/MiB, G/GiB or T/TiB
- * (any case; no unit = MiB, as QEMU's -m).  Rounded up to LOAD_MEMORY_ALIGN_BYTES; 0 or
- * -EINVAL (bad syntax, below LOAD_MEMORY_MIN or above LOAD_MEMORY_MAX).
+ * A size in the grammar of policy/units.h: a decimal number (fraction allowed) with an
+ * optional binary unit B, K, M, G or T, alone or with "iB" (any case; no unit = MiB, as QEMU's
+ * -m).  Rounded up to LOAD_MEMORY_ALIGN_BYTES; 0 or -EINVAL (bad syntax, below LOAD_MEMORY_MIN
+ * or above LOAD_MEMORY_MAX) with the message in err.
  */
-int load_size_parse(const char *s, uint64_t *bytes);
+int load_size_parse(const char *s, uint64_t *bytes, char *err, size_t errlen);
 /* Seconds: a decimal number above 0 and at most LOAD_SECONDS_MAX; 0 or -EINVAL. */
 int load_seconds_parse(const char *s, double *seconds);
 /* An unsigned decimal integer at most max; 0 or -EINVAL. */

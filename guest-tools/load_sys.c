@@ -2,7 +2,6 @@
  * load_sys.c - sysfs, memory policy and page lookups for vnuma-load (see load_sys.h).
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 
 #include "guest-tools/load_opts.h"
 #include "guest-tools/load_sys.h"
+#include "policy/idlist.h"
 
 /* Largest cpulist file read (bytes): every CPU_SETSIZE CPU listed singly, with commas. */
 #define LOAD_CPULIST_MAX 8192
@@ -22,41 +22,18 @@
 #define LOAD_NODEMASK_BITS (LOAD_NODE_MAX + 1)
 #define LOAD_ULONG_BITS    (sizeof(unsigned long) * CHAR_BIT)
 
-/* One CPU number at *s (advanced past it); -1 if none or out of range. */
-static int
-load_cpu_number(const char **s)
-{
-	long v;
-	char *end;
-
-	if (!isdigit((unsigned char)**s))
-		return -1;
-	errno = 0;
-	v = strtol(*s, &end, 10);
-	if (errno != 0 || v >= CPU_SETSIZE)
-		return -1;
-	*s = end;
-	return (int)v;
-}
-
 int
 load_cpulist_parse(const char *s, cpu_set_t *set)
 {
-	CPU_ZERO(set);
-	while (*s != '\0' && *s != '\n') {
-		int a = load_cpu_number(&s), b = a;
+	struct idlist ids;
 
-		if (a >= 0 && *s == '-') {
-			s++;
-			b = load_cpu_number(&s);
-		}
-		if (a < 0 || b < a || (*s != ',' && *s != '\n' && *s != '\0'))
-			return -EINVAL;
-		for (int c = a; c <= b; c++)
-			CPU_SET(c, set);
-		if (*s == ',' && (*++s == '\0' || *s == '\n'))
-			return -EINVAL; /* a trailing comma */
-	}
+	CPU_ZERO(set);
+	if (idlist_parse(s, strlen(s), CPU_SETSIZE, IDLIST_EMPTY_OK | IDLIST_CPUS, &ids, NULL, 0) <
+	    0)
+		return -EINVAL;
+	for (int c = idlist_next(&ids, 0); c >= 0; c = idlist_next(&ids, c + 1))
+		CPU_SET(c, set);
+	idlist_free(&ids);
 	return 0;
 }
 

@@ -16,7 +16,10 @@
 /* Pages of the RAM mapping load_mem_where() asks the kernel about (spread evenly). */
 #define LOAD_MEM_SAMPLES 4096
 
-/* Parse a kernel CPU list ("0-3,8,10-11", maybe with a newline; "" = none) into *set. */
+/*
+ * Parse a kernel CPU list ("0-3,8,10-11", maybe with a newline; "" = none; the grammar of
+ * policy/idlist.h) into *set: 0, or -EINVAL on bad syntax or a CPU >= CPU_SETSIZE.
+ */
 int load_cpulist_parse(const char *s, cpu_set_t *set);
 /*
  * The CPUs of node `node` from ROOT/sys/devices/system/node/nodeN/cpulist (root "/" on a

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/idlist.h"
+
 static void
 util_oom(size_t size)
 {
@@ -84,6 +86,21 @@ util_errf(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+const char *
+util_quote(const char *s, size_t n, size_t max_chars, char *buf, size_t len)
+{
+	size_t shown = n < max_chars ? n : max_chars, i;
+
+	if (shown > len - 4)
+		shown = len - 4;
+	for (i = 0; i < shown; i++)
+		buf[i] = (s[i] >= ' ' && s[i] <= '~') ? s[i] : '?';
+	buf[i] = '\0';
+	if (shown < n)
+		strcpy(buf + i, "...");
+	return buf;
 }
 
 void
@@ -182,45 +199,37 @@ nodemask_last(uint64_t mask)
 }
 
 int
-nodemask_parse(const char *s, int max_nodes, uint64_t *mask)
+nodemask_parse(const char *s, unsigned flags, uint64_t *mask, char *err, size_t errlen)
 {
-	uint64_t m = 0;
-	const char *p = s;
+	struct idlist set;
+	int ret;
 
-	if (max_nodes > UTIL_MAX_NODES)
-		max_nodes = UTIL_MAX_NODES;
-	if (*p == '\0')
-		return -EINVAL;
-	while (*p) {
-		char *end;
-		long lo, hi;
-
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		lo = strtol(p, &end, 10);
-		hi = lo;
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (*p < '0' || *p > '9')
-				return -EINVAL;
-			hi = strtol(p, &end, 10);
-			p = end;
-		}
-		if (lo > hi || hi >= max_nodes)
-			return -EINVAL;
-		for (long i = lo; i <= hi; i++)
-			m |= nodemask_of((int)i);
-		if (*p == ',') {
-			p++;
-			if (*p == '\0')
-				return -EINVAL;
-		} else if (*p != '\0') {
-			return -EINVAL;
-		}
-	}
-	*mask = m;
+	if ((ret = idlist_parse(s, strlen(s), UTIL_MAX_NODES, flags & ~IDLIST_CPUS, &set, err,
+	                        errlen)) < 0)
+		return ret;
+	*mask = set.words[0];
+	idlist_free(&set);
 	return 0;
+}
+
+int
+nodemask_check_host(uint64_t mask, int nr_nodes, char *err, size_t errlen)
+{
+	uint64_t host = nr_nodes > 0 ? nodemask_all_of(nr_nodes) : 0;
+	uint64_t beyond = mask & ~host;
+	char bad[NODEMASK_STR_MAX], have[NODEMASK_STR_MAX];
+
+	if (beyond == 0)
+		return 0;
+	nodemask_format(beyond, bad, sizeof(bad));
+	if (host == 0)
+		snprintf(have, sizeof(have), "none");
+	else
+		nodemask_format(host, have, sizeof(have));
+	util_errf(err, errlen, "%s %s %s this host's nodes (%s)",
+	          nodemask_weight(beyond) == 1 ? "node" : "nodes", bad,
+	          nodemask_weight(beyond) == 1 ? "is not one of" : "are not among", have);
+	return -EINVAL;
 }
 
 char *

@@ -23,6 +23,12 @@ void util_array_reserve(void **arr, size_t *cap, size_t need, size_t elem_size);
 void util_errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * s[0..n) quoted for a message into buf (len > 4): at most max_chars bytes, each byte outside
+ * printable ASCII shown as '?', and "..." when cut.  Returns buf.
+ */
+const char *util_quote(const char *s, size_t n, size_t max_chars, char *buf, size_t len);
+
 /* A growable, always NUL-terminated text buffer; the owner frees data. */
 struct util_buf {
 	char *data;
@@ -49,8 +55,15 @@ uint32_t util_rng_below(struct util_rng *rng, uint32_t n);
 uint32_t util_rng_poisson(struct util_rng *rng, double lambda);
 
 /*
- * Node masks: bit i set = node *index* i (not OS node id).  64 nodes is the most any
- * supported host has; topology loading refuses more.
+ * Node masks: bit i set = node *index* i (not OS node id).  vnumad supports hosts of up to
+ * UTIL_MAX_NODES = 64 nodes, so that a node set is one uint64_t the engine tests, ands and
+ * counts in an instruction; topology loading refuses more.  64 is enough for the KVM hosts
+ * that exist: the largest x86 machines sold (HPE's 32-socket Superdome Flex, or 8 sockets with
+ * sub-NUMA clustering SNC-4) show 32 nodes, IBM's largest Power servers 16 sockets, ARM
+ * servers 2 sockets of 1-4 nodes; memory-only nodes (CXL expanders, one node each) add a few
+ * per socket.  Node *ids* (the kernel's, below its
+ * MAX_NUMNODES = 1024) may be sparse: host/linux reads any id below LINUX_MAX_NODES and maps
+ * the ids in use to indexes.  CPU lists have no such limit (struct idlist, policy/idlist.h).
  */
 #define UTIL_MAX_NODES 64
 #define NODEMASK_ALL   (~(uint64_t)0)
@@ -78,8 +91,17 @@ int nodemask_weight(uint64_t mask);
 /* Lowest / highest set node index, or -1 for an empty mask. */
 int nodemask_first(uint64_t mask);
 int nodemask_last(uint64_t mask);
-/* Parse a node list such as "0-1,3" into *mask; -EINVAL on bad syntax or ids >= max_nodes. */
-int nodemask_parse(const char *s, int max_nodes, uint64_t *mask);
+/*
+ * A node list such as "0-1,3" (the grammar of policy/idlist.h; flags IDLIST_EMPTY_OK,
+ * IDLIST_LIBVIRT) into *mask, node indexes up to UTIL_MAX_NODES - 1.  0, or -EINVAL / -EFBIG
+ * with the message in err ("node 64 is above the highest supported (63)").
+ */
+int nodemask_parse(const char *s, unsigned flags, uint64_t *mask, char *err, size_t errlen);
+/*
+ * 0 when every node of mask is one of the host's nr_nodes nodes, else -EINVAL with the
+ * message in err: "node 5 is not one of this host's nodes (0-3)".
+ */
+int nodemask_check_host(uint64_t mask, int nr_nodes, char *err, size_t errlen);
 /*
  * Room for any node list nodemask_format() writes, with its NUL.  The longest list of 64 nodes
  * is 121 characters (pairs one node apart: "0-1,3-4,...,60-61,63"; every other node,

@@ -21,6 +21,8 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
+#include "policy/idlist.h"
+#include "policy/units.h"
 #include "policy/util.h"
 
 /*
@@ -35,11 +37,10 @@
  */
 #define VM_POLICY_RATE_MAX_KIB_S (UINT64_MAX / 1024)
 
-/* Decimal places accepted in a rate ("1.5GiB/s"); 9 keeps the exact arithmetic in 64 bits. */
-#define VM_POLICY_RATE_MAX_DECIMALS 9
-
 /* Characters of an offending value quoted in an error message before it is cut with "...". */
 #define VM_POLICY_ERR_VALUE_CHARS 40
+/* Room for the end of an attribute's message (a node list's names the item at fault). */
+#define VM_POLICY_WHY_MAX (IDLIST_ERR_MAX + 64)
 
 #define KIB_PER_MIB 1024u
 #define KIB_PER_GIB (1024u * 1024u)
@@ -152,10 +153,10 @@ vm_policy_placement_name(enum vm_policy_placement placement)
 	return placement_names[placement];
 }
 
-/* Each value parser returns 0, or -EINVAL with *why set to the end of the message. */
+/* Each value parser returns 0, or -EINVAL with the end of the message in why. */
 
 static int
-attr_mode(const char *v, struct vm_policy *pol, const char **why)
+attr_mode(const char *v, struct vm_policy *pol, char *why, size_t whylen)
 {
 	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
 		if (strcmp(v, mode_names[i]) == 0) {
@@ -163,17 +164,19 @@ attr_mode(const char *v, struct vm_policy *pol, const char **why)
 			return 0;
 		}
 	}
-	*why = "is not a mode (use auto, advisory, manual or off)";
+	util_errf(why, whylen, "%s", "is not a mode (use auto, advisory, manual or off)");
 	return -EINVAL;
 }
 
 static int
-attr_nodes(const char *v, struct vm_policy *pol, const char **why)
+attr_nodes(const char *v, struct vm_policy *pol, char *why, size_t whylen)
 {
 	uint64_t mask = 0;
 
-	if (nodemask_parse(v, UTIL_MAX_NODES, &mask) < 0 || mask == 0) {
-		*why = "is not a node list (use e.g. 0-1,3; node indexes 0 to 63)";
+	char msg[IDLIST_ERR_MAX];
+
+	if (nodemask_parse(v, 0, &mask, msg, sizeof(msg)) < 0) {
+		util_errf(why, whylen, "is not a node list (%s; use e.g. 0-1,3)", msg);
 		return -EINVAL;
 	}
 	pol->nodes = mask;
@@ -181,7 +184,7 @@ attr_nodes(const char *v, struct vm_policy *pol, const char **why)
 }
 
 static int
-attr_placement(const char *v, struct vm_policy *pol, const char **why)
+attr_placement(const char *v, struct vm_policy *pol, char *why, size_t whylen)
 {
 	for (size_t i = 0; i < sizeof(placement_names) / sizeof(placement_names[0]); i++) {
 		if (strcmp(v, placement_names[i]) == 0) {
@@ -189,93 +192,46 @@ attr_placement(const char *v, struct vm_policy *pol, const char **why)
 			return 0;
 		}
 	}
-	*why = "is not a placement (use compact or cells)";
+	util_errf(why, whylen, "%s", "is not a placement (use compact or cells)");
 	return -EINVAL;
 }
 
 static int
-attr_migrate(const char *v, struct vm_policy *pol, const char **why)
+attr_migrate(const char *v, struct vm_policy *pol, char *why, size_t whylen)
 {
 	if (strcmp(v, "yes") == 0 || strcmp(v, "no") == 0) {
 		pol->migrate = v[0] == 'y';
 		return 0;
 	}
-	*why = "is not yes or no";
+	util_errf(why, whylen, "%s", "is not yes or no");
 	return -EINVAL;
 }
 
-/* Unit multiplier (KiB/s per unit) for a rate suffix, or 0 if s is not exactly a unit. */
-static uint64_t
-rate_unit_kib(const char *s)
-{
-	if (strcmp(s, "KiB/s") == 0)
-		return 1;
-	if (strcmp(s, "MiB/s") == 0)
-		return KIB_PER_MIB;
-	if (strcmp(s, "GiB/s") == 0)
-		return KIB_PER_GIB;
-	return 0;
-}
-
 /*
- * Parse "<digits>[.<1-9 digits>]<unit>" into KiB/s, computed exactly in integers and rounded to
- * the nearest KiB/s (halves up).  Returns 0, -EINVAL on bad syntax, -ERANGE when too large.
+ * A rate in the grammar of policy/units.h, rounded to the nearest KiB/s (halves up); it must
+ * come to at least VM_POLICY_RATE_MIN_KIB_S.
  */
 static int
-rate_parse_kib(const char *p, uint64_t *kib_s)
+attr_rate(const char *v, struct vm_policy *pol, char *why, size_t whylen)
 {
-	uint64_t whole = 0, frac = 0, scale = 1, mult, kib;
-	int too_big = 0;
+	char msg[UNITS_ERR_MAX];
+	uint64_t bytes_s, kib;
 
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (whole > (UINT64_MAX - 9) / 10)
-			too_big = 1;
-		else
-			whole = whole * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p == '.') {
-		if (*++p < '0' || *p > '9')
-			return -EINVAL;
-		for (int d = 0; *p >= '0' && *p <= '9'; p++, d++) {
-			if (d == VM_POLICY_RATE_MAX_DECIMALS)
-				return -EINVAL;
-			frac = frac * 10 + (uint64_t)(*p - '0');
-			scale *= 10;
-		}
-	}
-	mult = rate_unit_kib(p);
-	if (mult == 0)
-		return -EINVAL;
-	if (too_big || whole > VM_POLICY_RATE_MAX_KIB_S / mult)
-		return -ERANGE;
-	/* frac < 1e9 and mult <= 2^20, so frac * mult < 2^50: no overflow. */
-	kib = whole * mult + (frac * mult + scale / 2) / scale;
-	if (kib > VM_POLICY_RATE_MAX_KIB_S)
-		return -ERANGE;
-	*kib_s = kib;
-	return 0;
-}
-
-/* A rate must come to at least VM_POLICY_RATE_MIN_KIB_S and at most VM_POLICY_RATE_MAX_KIB_S. */
-static int
-attr_rate(const char *v, struct vm_policy *pol, const char **why)
-{
-	uint64_t kib = 0;
-	int rc = rate_parse_kib(v, &kib);
-
-	if (rc == -EINVAL) {
-		*why = "is not a rate (use e.g. 256MiB/s)";
+	if (units_rate_parse(v, &bytes_s, msg, sizeof(msg)) < 0) {
+		util_errf(why, whylen, "is not a rate: %s", msg);
 		return -EINVAL;
 	}
-	if (rc == -ERANGE) {
-		*why = "is too large";
+	kib = bytes_s / UNITS_KIB + (bytes_s % UNITS_KIB >= UNITS_KIB / 2);
+	if (kib > VM_POLICY_RATE_MAX_KIB_S) {
+		util_errf(why, whylen, "is too large (the most is %llu KiB/s)",
+		          (unsigned long long)VM_POLICY_RATE_MAX_KIB_S);
 		return -EINVAL;
 	}
 	if (kib < VM_POLICY_RATE_MIN_KIB_S) {
-		*why = "is below 2MiB/s, the least that moves memory (in 2 MiB pages); leave rate "
-		       "out for no per-VM cap";
+		util_errf(
+		    why, whylen, "%s",
+		    "is below 2MiB/s, the least that moves memory (in 2 MiB pages); leave rate "
+		    "out for no per-VM cap");
 		return -EINVAL;
 	}
 	pol->rate_kib_s = kib;
@@ -283,11 +239,11 @@ attr_rate(const char *v, struct vm_policy *pol, const char **why)
 }
 
 static int
-attr_priority(const char *v, struct vm_policy *pol, const char **why)
+attr_priority(const char *v, struct vm_policy *pol, char *why, size_t whylen)
 {
 	int prio = 0;
 
-	*why = "is not an integer from 0 to 100";
+	util_errf(why, whylen, "%s", "is not an integer from 0 to 100");
 	if (*v == '\0')
 		return -EINVAL;
 	for (const char *p = v; *p; p++) {
@@ -309,11 +265,12 @@ group_char_ok(char c)
 }
 
 static int
-attr_group(const char *v, struct vm_policy *pol, const char **why)
+attr_group(const char *v, struct vm_policy *pol, char *why, size_t whylen)
 {
 	size_t n = strlen(v);
 
-	*why = "is not a group name (1 to 63 characters from A-Z a-z 0-9 _ . -)";
+	util_errf(why, whylen, "%s",
+	          "is not a group name (1 to 63 characters from A-Z a-z 0-9 _ . -)");
 	if (n == 0 || n >= VM_POLICY_GROUP_MAX)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
@@ -326,7 +283,7 @@ attr_group(const char *v, struct vm_policy *pol, const char **why)
 
 struct vm_policy_attr {
 	const char *name;
-	int (*parse)(const char *v, struct vm_policy *pol, const char **why);
+	int (*parse)(const char *v, struct vm_policy *pol, char *why, size_t whylen);
 };
 
 static const struct vm_policy_attr policy_attrs[] = {
@@ -462,14 +419,14 @@ policy_apply_attr(const xmlAttr *a, struct vm_policy *pol, char *err, size_t err
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(policy_attrs) / sizeof(policy_attrs[0]); i++) {
-		const char *why = "is not valid";
+		char why[VM_POLICY_WHY_MAX] = "is not valid";
 		xmlChar *v;
 		int rc;
 
 		if (strcmp(name, policy_attrs[i].name) != 0)
 			continue;
 		v = xmlNodeListGetString(a->doc, a->children, 1);
-		rc = policy_attrs[i].parse(v ? (const char *)v : "", pol, &why);
+		rc = policy_attrs[i].parse(v ? (const char *)v : "", pol, why, sizeof(why));
 		if (rc < 0)
 			err_set(err, errlen, "%s: \"%s\" %s", name,
 			        err_quote(v ? (const char *)v : "", VM_POLICY_ERR_VALUE_CHARS, q,
@@ -572,23 +529,22 @@ int
 vm_policy_check_nodes(const struct vm_policy *pol, int nr_nodes, char *err, size_t errlen)
 {
 	uint64_t host = nr_nodes > 0 ? nodemask_all_of(nr_nodes) : 0;
-	uint64_t beyond = pol->nodes & ~host;
-	char all[NODEMASK_STR_MAX], bad[NODEMASK_STR_MAX], have[NODEMASK_STR_MAX];
+	char all[NODEMASK_STR_MAX], why[2 * NODEMASK_STR_MAX + 64];
 
-	if (pol->nodes == NODEMASK_ALL || (beyond == 0 && pol->nodes != 0))
+	if (pol->nodes == NODEMASK_ALL)
 		return 0;
-	nodemask_format(pol->nodes, all, sizeof(all));
-	nodemask_format(beyond, bad, sizeof(bad));
-	if (host == 0)
-		snprintf(have, sizeof(have), "none");
-	else
-		nodemask_format(host, have, sizeof(have));
-	if (pol->nodes == 0)
-		err_set(err, errlen, "nodes: the list is empty (this host's nodes are %s)", have);
-	else
-		err_set(err, errlen, "nodes=\"%s\": %s %s %s this host's nodes (%s)", all,
-		        nodemask_weight(beyond) == 1 ? "node" : "nodes", bad,
-		        nodemask_weight(beyond) == 1 ? "is not one of" : "are not among", have);
+	if (pol->nodes == 0) {
+		if (host == 0)
+			snprintf(all, sizeof(all), "none");
+		else
+			nodemask_format(host, all, sizeof(all));
+		err_set(err, errlen, "nodes: the list is empty (this host's nodes are %s)", all);
+		return -EINVAL;
+	}
+	if (nodemask_check_host(pol->nodes, nr_nodes, why, sizeof(why)) == 0)
+		return 0;
+	err_set(err, errlen, "nodes=\"%s\": %s", nodemask_format(pol->nodes, all, sizeof(all)),
+	        why);
 	return -EINVAL;
 }
 

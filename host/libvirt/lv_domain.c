@@ -18,6 +18,7 @@
 #include "host/libvirt/lv_domain.h"
 #include "host/libvirt/lv_parse.h"
 #include "host/libvirt/lv_xml.h"
+#include "policy/idlist.h"
 #include "policy/util.h"
 #include "policy/vm_policy.h"
 
@@ -89,20 +90,18 @@ parse_size(struct dom_parse *p, const xmlNode *n, const char *value, const char 
 	return ret;
 }
 
-/* A cpuset/nodeset attribute of n into *set, below limit; empty sets refused. */
+/* A cpuset/nodeset attribute of n into *set, below limit (policy/idlist.h); empty sets refused. */
 static int
 parse_set(struct dom_parse *p, const xmlNode *n, const char *attr, int limit, const char *what,
           struct lv_idset *set)
 {
 	char *text = xml_attr(n, attr);
-	char q[LV_QUOTE_BUFLEN];
-	const char *why = "is missing";
+	char q[LV_QUOTE_BUFLEN], why[IDLIST_ERR_MAX] = "is missing";
+	unsigned flags = strcmp(attr, "nodeset") == 0 ? 0 : IDLIST_CPUS;
 	int ret = -EINVAL;
 
-	if (text != NULL && (ret = lv_cpuset_parse(text, limit, set, &why)) == 0 && set->nr == 0) {
-		why = "selects nothing";
-		ret = -EINVAL;
-	}
+	if (text != NULL)
+		ret = lv_cpuset_parse(text, limit, flags, set, why, sizeof(why));
 	if (ret < 0)
 		util_errf(p->err, p->errlen, "%s %s \"%s\": %s", what, attr,
 		          lv_quote(text, q, sizeof(q)), why);

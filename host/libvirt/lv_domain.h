@@ -115,13 +115,14 @@ int lv_domain_parse(const char *xml, size_t len, struct lv_domain *out, char *er
 void lv_domain_free(struct lv_domain *dom);
 
 /*
- * A libvirt cpuset or nodeset ("0-7,^3", "1, 3-4"): comma-separated N, N-M (N <= M) and ^N
- * (remove N), applied left to right, blanks allowed around items.  Every id must be below
- * limit.  On success *set owns the ascending ids (possibly none: "0,^0" is empty; callers
- * decide whether that is allowed).  -EINVAL on bad syntax or an id >= limit, with the reason
- * in why (a static string).
+ * A libvirt cpuset or nodeset ("0-7,^3", "1, 3-4"): policy/idlist.h's grammar with
+ * IDLIST_LIBVIRT ('^N' removes N, items apply left to right, one trailing ',' allowed); flags
+ * may add IDLIST_CPUS (messages name CPUs).  Every id must be below limit, and the set must not
+ * be empty.  On success *set owns the ascending ids.  -EINVAL with the reason in why, e.g.
+ * "range 5-2 runs backwards".
  */
-int lv_cpuset_parse(const char *text, int limit, struct lv_idset *set, const char **why);
+int lv_cpuset_parse(const char *text, int limit, unsigned flags, struct lv_idset *set, char *why,
+                    size_t whylen);
 void lv_idset_free(struct lv_idset *set);
 bool lv_idset_has(const struct lv_idset *set, int id);
 

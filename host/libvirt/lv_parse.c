@@ -2,8 +2,9 @@
  * lv_parse.c - libvirt's value syntaxes: cpusets/nodesets, numbers, scaled sizes; the quoting
  * of untrusted values in messages; and the QEMU pid file of a domain.
  *
- * The cpuset grammar follows libvirt's own parser (virBitmapParse): items are applied left to
- * right, so "0-7,^3" is 0-2,4-7 while "^3,0-7" is 0-7.
+ * Cpusets and nodesets are read by policy/idlist.c with IDLIST_LIBVIRT, the grammar of
+ * libvirt's own parser (virBitmapParse): '^N' exclusions applied left to right, so "0-7,^3" is
+ * 0-2,4-7 while "^3,0-7" is 0-7, and one trailing ','.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include "host/fileio.h"
 #include "host/libvirt/lv_domain.h"
 #include "host/libvirt/lv_parse.h"
+#include "policy/idlist.h"
 #include "policy/util.h"
 
 /* Largest pid file we read: "4194304\n" is 8 bytes; a little slack for odd writers. */
@@ -31,98 +33,21 @@ skip_blanks(const char *p)
 	return p;
 }
 
-/* Decimal digits at *p (at least one) below limit; advances *p. */
-static int
-cpuset_number(const char **p, int limit, int *v, const char **why)
-{
-	long n = 0;
-
-	if (!isdigit((unsigned char)**p)) {
-		*why = "expected a number";
-		return -EINVAL;
-	}
-	while (isdigit((unsigned char)**p)) {
-		n = n * 10 + (**p - '0');
-		if (n >= limit) {
-			*why = "id out of range";
-			return -EINVAL;
-		}
-		(*p)++;
-	}
-	*v = (int)n;
-	return 0;
-}
-
-/* One item ("N", "N-M" or "^N") at *p, applied to map; advances *p past it and its blanks. */
-static int
-cpuset_item(const char **p, int limit, unsigned char *map, const char **why)
-{
-	int neg = 0, lo, hi;
-	int ret;
-
-	if (**p == '^') {
-		neg = 1;
-		(*p)++;
-	}
-	if ((ret = cpuset_number(p, limit, &lo, why)) < 0)
-		return ret;
-	hi = lo;
-	*p = skip_blanks(*p);
-	if (**p == '-') {
-		if (neg) {
-			*why = "'^' takes a single id, not a range";
-			return -EINVAL;
-		}
-		*p = skip_blanks(*p + 1);
-		if ((ret = cpuset_number(p, limit, &hi, why)) < 0)
-			return ret;
-		if (hi < lo) {
-			*why = "range ends before it starts";
-			return -EINVAL;
-		}
-		*p = skip_blanks(*p);
-	}
-	for (int i = lo; i <= hi; i++)
-		map[i] = neg ? 0 : 1;
-	return 0;
-}
-
 int
-lv_cpuset_parse(const char *text, int limit, struct lv_idset *set, const char **why)
+lv_cpuset_parse(const char *text, int limit, unsigned flags, struct lv_idset *set, char *why,
+                size_t whylen)
 {
-	const char *p = skip_blanks(text ? text : "");
-	unsigned char *map = NULL;
-	int ret = 0, n = 0;
+	struct idlist ids;
 
 	set->nr = 0;
 	set->ids = NULL;
-	if (*p == '\0') {
-		*why = "empty";
+	if (text == NULL)
+		text = "";
+	if (idlist_parse(text, strlen(text), limit, flags | IDLIST_LIBVIRT, &ids, why, whylen) < 0)
 		return -EINVAL;
-	}
-	map = xcalloc((size_t)limit, 1);
-	while (*p != '\0') {
-		if ((ret = cpuset_item(&p, limit, map, why)) < 0)
-			goto out;
-		if (*p == ',') {
-			p = skip_blanks(p + 1);
-		} else if (*p != '\0') {
-			*why = "expected ',' between items";
-			ret = -EINVAL;
-			goto out;
-		}
-	}
-	for (int i = 0; i < limit; i++)
-		n += map[i];
-	if (n > 0) {
-		set->ids = xcalloc((size_t)n, sizeof(int));
-		for (int i = 0; i < limit; i++)
-			if (map[i])
-				set->ids[set->nr++] = i;
-	}
-out:
-	free(map);
-	return ret;
+	set->nr = idlist_ids(&ids, &set->ids);
+	idlist_free(&ids);
+	return 0;
 }
 
 void

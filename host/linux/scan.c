@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "host/fileio.h"
+#include "policy/idlist.h"
 #include "policy/util.h"
 
 static bool
@@ -187,52 +188,21 @@ linux_scan_int(struct linux_scan *s, int *v)
 	return 0;
 }
 
-/* Append ids lo..hi (inclusive) to *ids. */
-static void
-scan_idlist_append(int **ids, int *nr, size_t *cap, int lo, int hi)
-{
-	size_t need = (size_t)*nr + (size_t)(hi - lo) + 1;
-
-	util_array_reserve((void **)ids, cap, need, sizeof(**ids));
-	for (int id = lo; id <= hi; id++)
-		(*ids)[(*nr)++] = id;
-}
-
 int
 linux_scan_idlist(struct linux_scan *s, int limit, int **ids, int *nr)
 {
-	struct linux_scan w = *s;
-	size_t cap = 0;
-	int lo, hi, last = -1, ret = 0;
+	struct idlist set;
+	int ret;
 
 	*ids = NULL;
 	*nr = 0;
-	linux_scan_trim(&w);
-	while (!linux_scan_empty(&w)) {
-		if (*nr > 0 && !linux_scan_char(&w, ',')) {
-			ret = -EINVAL;
-			goto out;
-		}
-		if ((ret = linux_scan_id(&w, limit, &lo)) < 0)
-			goto out;
-		hi = lo;
-		if (linux_scan_char(&w, '-') && (ret = linux_scan_id(&w, limit, &hi)) < 0)
-			goto out;
-		if (hi < lo || lo <= last) {
-			ret = -EINVAL;
-			goto out;
-		}
-		scan_idlist_append(ids, nr, &cap, lo, hi);
-		last = hi;
-	}
+	ret = idlist_parse(s->p, linux_scan_len(s), limit, IDLIST_EMPTY_OK, &set, NULL, 0);
+	if (ret < 0)
+		return ret;
+	*nr = idlist_ids(&set, ids);
+	idlist_free(&set);
 	s->p = s->end;
-out:
-	if (ret < 0) {
-		free(*ids);
-		*ids = NULL;
-		*nr = 0;
-	}
-	return ret;
+	return 0;
 }
 
 int

@@ -81,9 +81,11 @@ int linux_scan_int(struct linux_scan *s, int *v);
 
 /*
  * An id list as the kernel prints cpumasks and nodemasks with %*pbl ("0-3,8,10-11"), filling
- * the whole window (trailing blanks and one newline allowed).  Ids must ascend strictly and be
- * below limit (-EFBIG otherwise).  An empty list is valid: *nr = 0, *ids = NULL.  On success
- * *ids is malloc'd (owned by the caller); on error it is NULL.
+ * the whole window, in the grammar of policy/idlist.h (blanks and one trailing newline
+ * allowed; items in any order, as the kernel's own bitmap_parselist takes them).  Ids must be
+ * below limit (-EFBIG otherwise, however many digits).  An empty list is valid: *nr = 0,
+ * *ids = NULL.  On success *ids holds the ids ascending, each once, malloc'd (owned by the
+ * caller); on error it is NULL.
  */
 int linux_scan_idlist(struct linux_scan *s, int limit, int **ids, int *nr);
 

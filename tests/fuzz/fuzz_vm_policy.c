@@ -1,7 +1,7 @@
 /*
  * fuzz_vm_policy.c - libFuzzer target for the per-VM policy element (policy/vm_policy.c),
  * which comes from libvirt metadata, policy files and `vnumactl policy`, and, on the same
- * input as a string, the node list parser nodemask_parse (policy/util.c).
+ * input as a string, the node and CPU list parser idlist_parse (policy/idlist.c).
  *
  * A policy that parses must format back to XML that parses to the same policy; a refusal
  * leaves the defaults and a message.  Built by `make fuzz` (docs/fuzzing.md); the gcc build
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/idlist.h"
 #include "policy/util.h"
 #include "policy/vm_policy.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -53,29 +54,48 @@ fuzz_vm_policy_check(const struct vm_policy *pol)
 	}
 }
 
-/* nodemask_parse on the input as a string: a list that parses formats back to itself. */
+/*
+ * idlist_parse on the input, under each flag set and limit: an error has a message, a set
+ * holds only ids below its limit and, with at most 64 ids, formats back to itself through
+ * nodemask_parse.
+ */
 static void
-fuzz_vm_policy_nodemask(const uint8_t *data, size_t size)
+fuzz_vm_policy_idlist(const uint8_t *data, size_t size)
 {
-	static const int limits[] = {1, 8, 63, 64, 1000};
-	char *s = fuzz_strndup(data, size), buf[NODEMASK_STR_MAX];
+	static const int limits[] = {1, 8, 63, 64, 1000, 65536};
+	static const unsigned flags[] = {0, IDLIST_EMPTY_OK, IDLIST_LIBVIRT,
+	                                 IDLIST_EMPTY_OK | IDLIST_LIBVIRT | IDLIST_CPUS};
+	char buf[NODEMASK_STR_MAX], err[IDLIST_ERR_MAX];
 
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-		uint64_t mask = 0, again = 0;
-		int ret = nodemask_parse(s, limits[i], &mask);
+		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+			struct idlist set;
+			uint64_t mask = 0, again = 0;
+			int ret;
 
-		if (ret != 0 && ret != -EINVAL)
-			abort();
-		if (ret < 0)
-			continue;
-		if (limits[i] < UTIL_MAX_NODES && (mask >> limits[i]) != 0)
-			abort();
-		nodemask_format(mask, buf, sizeof(buf));
-		if (mask != 0 &&
-		    (nodemask_parse(buf, UTIL_MAX_NODES, &again) != 0 || again != mask))
-			abort();
+			err[0] = '\0';
+			ret = idlist_parse((const char *)data, size, limits[i], flags[f], &set, err,
+			                   sizeof(err));
+			if ((ret != 0 && ret != -EINVAL && ret != -EFBIG) ||
+			    (ret < 0 && (err[0] == '\0' || set.words != NULL)))
+				abort();
+			if (ret < 0)
+				continue;
+			if (idlist_next(&set, 0) >= limits[i] ||
+			    (idlist_count(&set) == 0 && !(flags[f] & IDLIST_EMPTY_OK)))
+				abort();
+			for (int id = idlist_next(&set, 0); id >= 0 && id < UTIL_MAX_NODES;
+			     id = idlist_next(&set, id + 1))
+				mask |= nodemask_of(id);
+			if (mask != 0 && idlist_next(&set, UTIL_MAX_NODES) < 0) {
+				nodemask_format(mask, buf, sizeof(buf));
+				if (nodemask_parse(buf, 0, &again, err, sizeof(err)) != 0 ||
+				    again != mask)
+					abort();
+			}
+			idlist_free(&set);
+		}
 	}
-	free(s);
 }
 
 int
@@ -96,7 +116,7 @@ fuzz_vm_policy_run(const uint8_t *data, size_t size)
 		fuzz_vm_policy_check(&pol);
 	else if (err[0] == '\0' || !fuzz_vm_policy_equal(&pol, &def))
 		abort(); /* a refusal says why and leaves the defaults */
-	fuzz_vm_policy_nodemask(data, size);
+	fuzz_vm_policy_idlist(data, size);
 	return ret;
 }
 

@@ -317,6 +317,15 @@ check "$out" '.status == 400 and (.message | test("scope"))' "scope as an intege
 out=$(printf '{"version":1,"cmd":"pin","args":{"vm":"web1\\u0000zzz","vcpu":0,"node":"0"}}\n' |
 	"$RAW" "$SOCK" --wait 1)
 check "$out" '.status == 400 and (.message | test("NUL"))' "a VM name with a NUL byte"
+# A node list is checked against the grammar's limit, then against the host's nodes (0-3).
+out=$(printf '{"version":1,"cmd":"pin","args":{"vm":"web1","vcpu":0,"node":"0,7"}}\n' |
+	"$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 400 and .message == "node: \"0,7\": node 7 is not one of this host'"'"'s nodes (0-3)"' \
+	"pin to a node the host lacks"
+out=$(printf '{"version":1,"cmd":"pin","args":{"vm":"web1","vcpu":0,"node":"70"}}\n' |
+	"$RAW" "$SOCK" --wait 1)
+check "$out" '.status == 400 and (.message | test("node 70 is above the highest supported [(]63[)]"))' \
+	"pin to a node above the limit"
 out=$(printf '{"version":1,"cmd":"vminfo","args":{"vm":" 1003"}}\n' | "$RAW" "$SOCK" --wait 1)
 check "$out" '.status == 404' "' 1003' is no VM"
 out=$(printf '{"version":1,"cmd":"list","args":{"bogus":1}}\n' | "$RAW" "$SOCK" --wait 1)

@@ -227,6 +227,8 @@ test_units_and_spellings(void **state)
 	assert_true(cfg.migrate_rate_mib_s == 2.0);
 	expect_ok("migrate_rate = 0.001953125GiB/s\n", &cfg);
 	assert_true(cfg.migrate_rate_mib_s == 2.0);
+	expect_ok("migrate_rate = 2g/s\n", &cfg); /* any case; G is GiB */
+	assert_true(cfg.migrate_rate_mib_s == 2048.0);
 	expect_ok("migrate_rate = 2.5MiB/s\n", &cfg);
 	assert_true(cfg.migrate_rate_mib_s == 2.5);
 	expect_ok("migrate_rate = 1024GiB/s\n", &cfg);
@@ -324,11 +326,13 @@ test_bad_lines(void **state)
 	     "control_group: \"9lives\" is not a group name (use [a-z_][a-z0-9_-]*, at most 32 "
 	     "characters)"},
 	    {"migrate_rate = fast",
-	     "migrate_rate: \"fast\" is not a rate (use e.g. 1024MiB/s or 2GiB/s)"},
+	     "migrate_rate: 'fast' is not a rate (a size per second, e.g. 256MiB/s)"},
 	    {"migrate_rate = 100",
-	     "migrate_rate: \"100\" has no unit (use e.g. 1024MiB/s or 2GiB/s)"},
-	    {"migrate_rate = 100MB/s",
-	     "migrate_rate: \"100MB/s\" is not a rate (use e.g. 1024MiB/s or 2GiB/s)"},
+	     "migrate_rate: '100' has no unit (a rate is a size per second, e.g. 256MiB/s)"},
+	    {"migrate_rate = 100MB/s", "migrate_rate: '100MB/s': 'MB' is ambiguous (1000 or "
+	                               "1024?); say MiB or M, both binary"},
+	    {"migrate_rate = 100/s",
+	     "migrate_rate: '100/s' has no unit (use B, K, M, G or T, e.g. 512M)"},
 	    {"migrate_rate = 0MiB/s", "migrate_rate: 0MiB/s is out of range (2MiB/s to 1024GiB/s)"},
 	    {"migrate_rate = 0.000000001KiB/s",
 	     "migrate_rate: 0.000000001KiB/s is out of range (2MiB/s to 1024GiB/s)"},
@@ -336,8 +340,8 @@ test_bad_lines(void **state)
 	     "migrate_rate: 512KiB/s is out of range (2MiB/s to 1024GiB/s)"},
 	    {"migrate_rate = 2047KiB/s",
 	     "migrate_rate: 2047KiB/s is out of range (2MiB/s to 1024GiB/s)"},
-	    {"migrate_rate = 1.999999999MiB/s",
-	     "migrate_rate: 1.999999999MiB/s is out of range (2MiB/s to 1024GiB/s)"},
+	    {"migrate_rate = 2097151B/s", /* a byte short */
+	     "migrate_rate: 2097151B/s is out of range (2MiB/s to 1024GiB/s)"},
 	    {"migrate_rate = 2048GiB/s",
 	     "migrate_rate: 2048GiB/s is out of range (2MiB/s to 1024GiB/s)"},
 	};
@@ -453,13 +457,14 @@ test_many_errors(void **state)
 	char err[2048], want[2048];
 
 	assert_int_equal(load_text(text, strlen(text), &cfg, err, sizeof(err)), -EINVAL);
-	snprintf(want, sizeof(want),
-	         "%1$s:2: unknown key \"colour\"\n"
-	         "%1$s:4: log_level: \"loud\" is not one of: error, warning, info, debug\n"
-	         "%1$s:5: \"restore_on_exit\": missing '=' (expected key = value)\n"
-	         "%1$s:7: sample_period: set twice (first on line 1)\n"
-	         "%1$s:8: migrate_rate: \"5\" has no unit (use e.g. 1024MiB/s or 2GiB/s)\n",
-	         cfg_path);
+	snprintf(
+	    want, sizeof(want),
+	    "%1$s:2: unknown key \"colour\"\n"
+	    "%1$s:4: log_level: \"loud\" is not one of: error, warning, info, debug\n"
+	    "%1$s:5: \"restore_on_exit\": missing '=' (expected key = value)\n"
+	    "%1$s:7: sample_period: set twice (first on line 1)\n"
+	    "%1$s:8: migrate_rate: '5' has no unit (a rate is a size per second, e.g. 256MiB/s)\n",
+	    cfg_path);
 	assert_string_equal(err, want);
 	assert_untouched(&cfg);
 }

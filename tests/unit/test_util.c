@@ -15,10 +15,10 @@ test_nodemask_roundtrip(void **state)
 	uint64_t m = 0;
 	char buf[64];
 
-	assert_int_equal(nodemask_parse("0-1,3", 8, &m), 0);
+	assert_int_equal(nodemask_parse("0-1,3", 0, &m, NULL, 0), 0);
 	assert_int_equal(m, 0xbu);
 	assert_string_equal(nodemask_format(m, buf, sizeof(buf)), "0-1,3");
-	assert_int_equal(nodemask_parse("5", 8, &m), 0);
+	assert_int_equal(nodemask_parse("5", 0, &m, NULL, 0), 0);
 	assert_string_equal(nodemask_format(m, buf, sizeof(buf)), "5");
 	assert_int_equal(nodemask_weight(0xf0), 4);
 	assert_int_equal(nodemask_first(0xf0), 4);
@@ -30,13 +30,13 @@ test_nodemask_rejects(void **state)
 {
 	uint64_t m = 42;
 
-	assert_int_equal(nodemask_parse("", 8, &m), -EINVAL);
-	assert_int_equal(nodemask_parse("8", 8, &m), -EINVAL);
-	assert_int_equal(nodemask_parse("3-1", 8, &m), -EINVAL);
-	assert_int_equal(nodemask_parse("1,", 8, &m), -EINVAL);
-	assert_int_equal(nodemask_parse("1-", 8, &m), -EINVAL);
-	assert_int_equal(nodemask_parse("a", 8, &m), -EINVAL);
-	assert_int_equal(nodemask_parse("1 2", 8, &m), -EINVAL);
+	assert_int_equal(nodemask_parse("", 0, &m, NULL, 0), -EINVAL);
+	assert_int_equal(nodemask_parse("64", 0, &m, NULL, 0), -EFBIG);
+	assert_int_equal(nodemask_parse("3-1", 0, &m, NULL, 0), -EINVAL);
+	assert_int_equal(nodemask_parse("1,", 0, &m, NULL, 0), -EINVAL);
+	assert_int_equal(nodemask_parse("1-", 0, &m, NULL, 0), -EINVAL);
+	assert_int_equal(nodemask_parse("a", 0, &m, NULL, 0), -EINVAL);
+	assert_int_equal(nodemask_parse("1 2", 0, &m, NULL, 0), -EINVAL);
 	assert_int_equal(m, 42); /* untouched on error */
 }
 
@@ -58,10 +58,10 @@ test_nodemask_str_max(void **state)
 		even |= n % 2 == 0 ? nodemask_of(n) : 0;  /* 0,2,...,62 */
 	}
 	assert_int_equal(strlen(nodemask_format(pairs, buf, sizeof(buf))), 121);
-	assert_int_equal(nodemask_parse(buf, UTIL_MAX_NODES, &m), 0);
+	assert_int_equal(nodemask_parse(buf, 0, &m, NULL, 0), 0);
 	assert_true(m == pairs);
 	assert_int_equal(strlen(nodemask_format(even, buf, sizeof(buf))), 90);
-	assert_int_equal(nodemask_parse(buf, UTIL_MAX_NODES, &m), 0);
+	assert_int_equal(nodemask_parse(buf, 0, &m, NULL, 0), 0);
 	assert_true(m == even);
 	util_rng_seed(&rng, 64, 1);
 	for (int i = 0; i < 20000; i++) {
@@ -70,7 +70,7 @@ test_nodemask_str_max(void **state)
 		r = r ? r : 1;
 		nodemask_format(r, buf, sizeof(buf));
 		longest = strlen(buf) > longest ? strlen(buf) : longest;
-		assert_int_equal(nodemask_parse(buf, UTIL_MAX_NODES, &m), 0);
+		assert_int_equal(nodemask_parse(buf, 0, &m, NULL, 0), 0);
 		assert_true(m == r);
 	}
 	assert_true(longest < NODEMASK_STR_MAX);

@@ -53,39 +53,41 @@ test_size_parse(void **state)
 {
 	uint64_t b = 0;
 
-	assert_int_equal(load_size_parse("64", &b), 0);
+	assert_int_equal(load_size_parse("64", &b, NULL, 0), 0);
 	assert_int_equal(b, 64 * MIB);
-	assert_int_equal(load_size_parse("64M", &b), 0);
+	assert_int_equal(load_size_parse("64M", &b, NULL, 0), 0);
 	assert_int_equal(b, 64 * MIB);
-	assert_int_equal(load_size_parse("64mib", &b), 0);
+	assert_int_equal(load_size_parse("64mib", &b, NULL, 0), 0);
 	assert_int_equal(b, 64 * MIB);
-	assert_int_equal(load_size_parse("1G", &b), 0);
+	assert_int_equal(load_size_parse("1G", &b, NULL, 0), 0);
 	assert_int_equal(b, 1024 * MIB);
-	assert_int_equal(load_size_parse("1.5GiB", &b), 0);
+	assert_int_equal(load_size_parse("1.5GiB", &b, NULL, 0), 0);
 	assert_int_equal(b, 1536 * MIB);
-	assert_int_equal(load_size_parse("2t", &b), 0);
+	assert_int_equal(load_size_parse("2t", &b, NULL, 0), 0);
 	assert_int_equal(b, 2 * 1024 * 1024 * MIB);
-	assert_int_equal(load_size_parse("1", &b), 0);
+	assert_int_equal(load_size_parse("1", &b, NULL, 0), 0);
 	assert_int_equal(b, MIB);
 	/* Rounded up to 8 KiB, as QEMU rounds -m: 1 MiB and 105 bytes, 1 MiB and 8 KiB. */
-	assert_int_equal(load_size_parse("1.0001", &b), 0);
+	assert_int_equal(load_size_parse("1.0001", &b, NULL, 0), 0);
 	assert_int_equal(b, MIB + LOAD_MEMORY_ALIGN_BYTES);
 	assert_int_equal(LOAD_MEMORY_ALIGN_BYTES, 8192);
-	assert_int_equal(load_size_parse(".5G", &b), 0);
+	assert_int_equal(load_size_parse("0.5G", &b, NULL, 0), 0);
 	assert_int_equal(b, 512 * MIB);
+	assert_int_equal(load_size_parse("1024K", &b, NULL, 0), 0); /* the one grammar: K too */
+	assert_int_equal(b, MIB);
 }
 
 static void
 test_size_parse_rejects(void **state)
 {
 	static const char *const bad[] = {
-	    "",    "M",   "-1", "1x",    "1 G",  "0x10",  "inf", "nan",
-	    "1e3", "0.5", "0",  "1025T", "1..2", "1.2.3", "1GB", "1K",
+	    "",    "M", "-1",    "1x",   "1 G",   "0x10", "inf", "nan", "1e3",
+	    "0.5", "0", "1025T", "1..2", "1.2.3", "1GB",  "1K",  ".5G",
 	};
 	uint64_t b = 42;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (load_size_parse(bad[i], &b) != -EINVAL)
+		if (load_size_parse(bad[i], &b, NULL, 0) != -EINVAL)
 			fail_msg("size '%s' was accepted", bad[i]);
 	assert_int_equal(b, 42); /* untouched on error */
 }
@@ -179,7 +181,9 @@ test_opts_errors(void **state)
 	assert_parse_error("--pin takes no value", "--name", "a", "--pin=yes");
 	assert_parse_error("--vcpus: '0'", "--name", "a", "--vcpus", "0");
 	assert_parse_error("--vcpus: '1025'", "--name", "a", "--vcpus", "1025");
-	assert_parse_error("--memory: '12Q'", "--name", "a", "--memory", "12Q");
+	assert_parse_error("--memory: '12Q': 'Q' is not a unit", "--name", "a", "--memory", "12Q");
+	assert_parse_error("--memory: '2048T' is not from 1 MiB to 1 PiB", "--name", "a",
+	                   "--memory", "2048T");
 	assert_parse_error("--node: 'x'", "--name", "a", "--node", "x");
 	assert_parse_error("--workload: 'busy'", "--name", "a", "--workload", "busy");
 	assert_parse_error("needs --cells", "--name", "a", "--workload", "cells");
@@ -561,6 +565,13 @@ test_cpulist_parse(void **state)
 	assert_int_equal(load_cpulist_parse("1-", &set), -EINVAL);
 	assert_int_equal(load_cpulist_parse("a", &set), -EINVAL);
 	assert_int_equal(load_cpulist_parse("0-99999", &set), -EINVAL);
+	/* the one grammar (policy/idlist.h): blanks, the highest CPU, no '^' */
+	assert_int_equal(load_cpulist_parse(" 0 - 1 ,4\n", &set), 0);
+	assert_int_equal(CPU_COUNT(&set), 3);
+	assert_int_equal(load_cpulist_parse("1023", &set), 0);
+	assert_true(CPU_ISSET(1023, &set));
+	assert_int_equal(load_cpulist_parse("1024", &set), -EINVAL);
+	assert_int_equal(load_cpulist_parse("0-3,^1", &set), -EINVAL);
 }
 
 static void
