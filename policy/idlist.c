@@ -97,9 +97,26 @@ idlist_number(struct idlist_scan *sc, int *v)
 	return 0;
 }
 
+/* Room for ids up to hi (below the limit, checked by the caller), new words cleared. */
+static void
+idlist_grow(struct idlist *set, int hi)
+{
+	int need = hi / IDLIST_WORD_BITS + 1;
+
+	if (need <= set->nr_words)
+		return;
+	set->words = xreallocarray(set->words, (size_t)need, sizeof(uint64_t));
+	memset(set->words + set->nr_words, 0, (size_t)(need - set->nr_words) * sizeof(uint64_t));
+	set->nr_words = need;
+}
+
 static void
 idlist_set_range(struct idlist *set, int lo, int hi, bool on)
 {
+	if (on)
+		idlist_grow(set, hi);
+	else if (hi >= set->nr_words * IDLIST_WORD_BITS)
+		hi = set->nr_words * IDLIST_WORD_BITS - 1; /* nothing there to clear */
 	for (int id = lo; id <= hi; id++) {
 		uint64_t bit = (uint64_t)1 << (id % IDLIST_WORD_BITS);
 
@@ -186,6 +203,7 @@ idlist_parse(const char *text, size_t len, int limit, unsigned flags, struct idl
 	int ret = 0;
 
 	set->words = NULL;
+	set->nr_words = 0;
 	set->limit = 0;
 	if (limit < 1) {
 		util_errf(err, errlen, "no %s can be listed (limit %d)", idlist_noun(flags), limit);
@@ -199,7 +217,7 @@ idlist_parse(const char *text, size_t len, int limit, unsigned flags, struct idl
 		sc.end--;
 	idlist_skip_blanks(&sc);
 	set->limit = limit;
-	set->words = xcalloc((size_t)limit / IDLIST_WORD_BITS + 1, sizeof(uint64_t));
+	set->nr_words = 0;
 	if (sc.p == sc.end) {
 		if (!(flags & IDLIST_EMPTY_OK)) {
 			util_errf(err, errlen, "the list is empty: name at least one %s",
@@ -226,13 +244,14 @@ idlist_free(struct idlist *set)
 {
 	free(set->words);
 	set->words = NULL;
+	set->nr_words = 0;
 	set->limit = 0;
 }
 
 bool
 idlist_test(const struct idlist *set, int id)
 {
-	if (id < 0 || id >= set->limit)
+	if (id < 0 || id >= set->limit || id / IDLIST_WORD_BITS >= set->nr_words)
 		return false;
 	return (set->words[id / IDLIST_WORD_BITS] >> (id % IDLIST_WORD_BITS)) & 1u;
 }
@@ -242,7 +261,7 @@ idlist_count(const struct idlist *set)
 {
 	int n = 0;
 
-	for (int w = 0; set->limit > 0 && w <= (set->limit - 1) / IDLIST_WORD_BITS; w++)
+	for (int w = 0; w < set->nr_words; w++)
 		n += __builtin_popcountll(set->words[w]);
 	return n;
 }
@@ -252,7 +271,7 @@ idlist_next(const struct idlist *set, int from)
 {
 	int id = from < 0 ? 0 : from;
 
-	while (id < set->limit) {
+	while (id < set->limit && id / IDLIST_WORD_BITS < set->nr_words) {
 		uint64_t w = set->words[id / IDLIST_WORD_BITS] >> (id % IDLIST_WORD_BITS);
 
 		if (w != 0) {

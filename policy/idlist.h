@@ -45,8 +45,14 @@
 
 /* A set of ids 0 .. limit-1 as a bitmap; filled by idlist_parse(), owned by the caller. */
 struct idlist {
-	uint64_t *words; /* (limit + 63) / 64 words, bit id % 64 of word id / 64 */
-	int limit;       /* ids are below this */
+	/*
+	 * nr_words words, bit id % 64 of word id / 64: only as many as the highest id set needs
+	 * (a CPU list's limit is 65536 ids, and the linux host parses one per vCPU thread each
+	 * round: 8 KiB to clear and scan each time for the usual few dozen CPUs).
+	 */
+	uint64_t *words;
+	int nr_words;
+	int limit; /* ids are below this */
 };
 
 /*

@@ -207,7 +207,7 @@ nodemask_parse(const char *s, unsigned flags, uint64_t *mask, char *err, size_t 
 	if ((ret = idlist_parse(s, strlen(s), UTIL_MAX_NODES, flags & ~IDLIST_CPUS, &set, err,
 	                        errlen)) < 0)
 		return ret;
-	*mask = set.words[0];
+	*mask = set.nr_words > 0 ? set.words[0] : 0; /* an empty list allocates nothing */
 	idlist_free(&set);
 	return 0;
 }
