@@ -197,7 +197,7 @@ cmd_top_screen_set(cmd_top_screen_fn fn)
 	cmd_top_screen = fn;
 }
 
-/* One frame, no escapes: --once, --json, stdout not a terminal, or no screen. */
+/* One frame, no escapes: --once, --json, stdin or stdout not a terminal, or no screen. */
 static int
 cmd_top_once(struct cli_ctx *ctx, struct client *c)
 {
@@ -233,7 +233,7 @@ cmd_top(struct cli_ctx *ctx, const struct cli_args *args)
 	if (r < 0)
 		return r;
 	if (cli_args_has(args, "once") || ctx->json || !isatty(fileno(ctx->out)) ||
-	    cmd_top_screen == NULL)
+	    !isatty(STDIN_FILENO) || cmd_top_screen == NULL)
 		r = cmd_top_once(ctx, c);
 	else
 		r = cmd_top_screen(ctx, c, interval_s);

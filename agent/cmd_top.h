@@ -1,9 +1,9 @@
 /*
  * cmd_top.h - `vnumactl top [--once] [--interval S]`: a live full-screen view of the host's
  * nodes and its VMs, refreshed every interval, with sort keys, scrolling, key help and a node
- * panel (the screen: top_screen.c with ncurses; its layout: top_layout.c).  When stdout is
- * not a terminal, or with --once, one frame is printed without escapes; with --json, one
- * frame's data.
+ * panel (the screen: top_screen.c with ncurses; its layout: top_layout.c).  When stdin or
+ * stdout is not a terminal, or with --once, one frame is printed without escapes; with
+ * --json, one frame's data.
  */
 #ifndef VNUMAD_AGENT_CMD_TOP_H
 #define VNUMAD_AGENT_CMD_TOP_H

@@ -5,10 +5,11 @@
  * Built into vnumactl only (not into the vnagent library), so that neither the daemon nor the
  * unit tests link ncurses; main_vnumactl.c hands top_screen_run to cmd_top_screen_set.
  *
- * The terminal is restored (endwin) on every way out: 'q', Ctrl-C, SIGINT, SIGTERM and SIGHUP
- * (caught before ncurses starts, so that a blocked getch returns), the daemon going away and a
- * failed fetch.  A resized window (SIGWINCH, which ncurses turns into KEY_RESIZE) is drawn
- * again at its new size at once, from the frame already fetched.
+ * The terminal is restored (endwin) on every way out: 'q', Ctrl-C, Ctrl-D, SIGINT, SIGTERM and
+ * SIGHUP (caught before ncurses starts, so that a blocked getch returns), the terminal gone
+ * (getch failing at once), the daemon going away and a failed fetch.  A resized window (SIGWINCH,
+ * which ncurses turns into KEY_RESIZE) is drawn again at its new size at once, from the frame
+ * already fetched.
  */
 #include "agent/top_screen.h"
 
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,8 @@
 #define TOP_SCREEN_CTRL_C  3 /* the byte, should the terminal pass it rather than signal */
 #define TOP_SCREEN_CTRL_D  4
 #define TOP_SCREEN_CTRL_L  12 /* repaint the whole screen */
+/* A getch timeout that returns this much earlier than asked is no timeout (see below). */
+#define TOP_SCREEN_SLACK_MS 20
 
 struct top_screen {
 	SCREEN *scr;
@@ -106,12 +110,24 @@ top_screen_refresh(struct top_screen *s, struct client *c, int interval_ms, char
 	return 0;
 }
 
+/*
+ * Whether getch's ERR, after a wait of wait_ms (-1: forever) asked at asked_ms, means that the
+ * terminal is gone (end of file, EIO) rather than that the time is up: it came too early.
+ */
+static bool
+top_screen_input_gone(int64_t wait_ms, int64_t asked_ms)
+{
+	if (wait_ms < 0)
+		return true;
+	return client_now_ms() - asked_ms + TOP_SCREEN_SLACK_MS < wait_ms;
+}
+
 /* Until the user quits (0) or a fetch fails (-errno with err). */
 static int
 top_screen_loop(struct top_screen *s, struct client *c, int interval_ms, char *err, size_t errlen)
 {
 	for (;;) {
-		int64_t wait_ms;
+		int64_t wait_ms, asked_ms;
 		int r = top_screen_refresh(s, c, interval_ms, err, errlen), key;
 
 		if (r < 0)
@@ -119,10 +135,14 @@ top_screen_loop(struct top_screen *s, struct client *c, int interval_ms, char *e
 		if (cmd_signal_caught(true) != 0)
 			return 0;
 		top_screen_draw(s);
-		wait_ms = s->next_fetch_ms - client_now_ms();
-		timeout(s->view.paused ? -1 : wait_ms > 0 ? (int)wait_ms : 0);
+		wait_ms = s->view.paused ? -1 : s->next_fetch_ms - client_now_ms();
+		wait_ms = wait_ms < -1 ? 0 : wait_ms;
+		asked_ms = client_now_ms();
+		timeout((int)wait_ms);
 		key = getch();
 		if (cmd_signal_caught(true) != 0)
+			return 0;
+		if (key == ERR && top_screen_input_gone(wait_ms, asked_ms))
 			return 0;
 		if (key == ERR || key == KEY_RESIZE)
 			continue; /* time for a frame, or a new size to draw at */
