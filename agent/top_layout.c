@@ -700,35 +700,63 @@ top_view_scroll(struct top_view *view, long delta, const struct top_layout *lay)
 	view->scroll = pos < 0 ? 0 : (int)pos;
 }
 
-static void
-top_view_sort(struct top_view *view, enum top_sort sort)
+/* The sort keys. */
+static const struct {
+	int key;
+	enum top_sort sort;
+} top_sort_keys[] = {
+    {'n', TOP_SORT_NAME},
+    {'l', TOP_SORT_LOCALITY},
+    {'m', TOP_SORT_MEMORY},
+    {'c', TOP_SORT_VCPUS},
+};
+
+/* How many rows key scrolls by on lay (negative: up); 0 for a key that does not scroll. */
+static long
+top_key_rows(int key, const struct top_layout *lay)
 {
-	view->sort = sort;
-	view->reverse = false;
-	view->scroll = 0;
+	long page = lay->nr_shown > 0 ? lay->nr_shown : 1;
+	long all = lay->nr_vms > 0 ? lay->nr_vms : 1;
+
+	switch (key) {
+	case TOP_KEY_UP:
+		return -1;
+	case TOP_KEY_DOWN:
+		return 1;
+	case TOP_KEY_PGUP:
+		return -page;
+	case TOP_KEY_PGDN:
+		return page;
+	case TOP_KEY_HOME:
+		return -all;
+	case TOP_KEY_END:
+		return all;
+	default:
+		return 0;
+	}
 }
 
 enum top_action
 top_view_key(struct top_view *view, int key, const struct top_layout *lay)
 {
-	long page = lay->nr_shown > 0 ? lay->nr_shown : 1;
+	long rows = top_key_rows(key, lay);
 
+	for (int i = 0; i < CMD_NR(top_sort_keys); i++) {
+		if (key == top_sort_keys[i].key) {
+			view->sort = top_sort_keys[i].sort;
+			view->reverse = false;
+			view->scroll = 0;
+			return TOP_ACTION_REDRAW;
+		}
+	}
+	if (rows != 0) {
+		top_view_scroll(view, rows, lay);
+		return TOP_ACTION_REDRAW;
+	}
 	switch (key) {
 	case 'q':
 	case 'Q':
 		return TOP_ACTION_QUIT;
-	case 'n':
-		top_view_sort(view, TOP_SORT_NAME);
-		break;
-	case 'l':
-		top_view_sort(view, TOP_SORT_LOCALITY);
-		break;
-	case 'm':
-		top_view_sort(view, TOP_SORT_MEMORY);
-		break;
-	case 'c':
-		top_view_sort(view, TOP_SORT_VCPUS);
-		break;
 	case 'r':
 		view->reverse = !view->reverse;
 		view->scroll = 0;
@@ -742,24 +770,6 @@ top_view_key(struct top_view *view, int key, const struct top_layout *lay)
 	case 'p':
 	case ' ':
 		view->paused = !view->paused;
-		break;
-	case TOP_KEY_UP:
-		top_view_scroll(view, -1, lay);
-		break;
-	case TOP_KEY_DOWN:
-		top_view_scroll(view, 1, lay);
-		break;
-	case TOP_KEY_PGUP:
-		top_view_scroll(view, -page, lay);
-		break;
-	case TOP_KEY_PGDN:
-		top_view_scroll(view, page, lay);
-		break;
-	case TOP_KEY_HOME:
-		view->scroll = 0;
-		break;
-	case TOP_KEY_END:
-		top_view_scroll(view, lay->nr_vms, lay);
 		break;
 	default:
 		return TOP_ACTION_NONE;

@@ -246,48 +246,72 @@ render(const struct top_view *view, struct json_object *frame, int rows, int col
 	assert_non_null(lay->text.data);
 }
 
+/* Each test's frame of NR_VMS VMs, its view (the defaults) and its layout. */
+struct screen {
+	struct json_object *frame;
+	struct top_view view;
+	struct top_layout lay;
+};
+
+static int
+screen_setup(void **state)
+{
+	struct screen *sc = calloc(1, sizeof(*sc));
+
+	assert_non_null(sc);
+	sc->frame = frame_new(NR_VMS);
+	top_view_init(&sc->view);
+	*state = sc;
+	return 0;
+}
+
+static int
+screen_teardown(void **state)
+{
+	struct screen *sc = *state;
+
+	top_layout_free(&sc->lay);
+	json_object_put(sc->frame);
+	free(sc);
+	return 0;
+}
+
 static void
 test_layout_sizes(void **state)
 {
-	struct json_object *frame = frame_new(NR_VMS);
-	struct top_layout lay = {0};
-	struct top_view view;
+	struct screen *sc = *state;
 	char line[512];
 
-	(void)state;
-	top_view_init(&view);
 	/* 200x50: everything, the per-vCPU node strip included, and no marker. */
-	render(&view, frame, 50, 200, &lay);
-	assert_false(assert_fits(&lay, 50, 200));
-	assert_int_equal(lay.nr_shown, NR_VMS);
-	layout_line(&lay, 0, line, sizeof(line));
+	render(&sc->view, sc->frame, 50, 200, &sc->lay);
+	assert_false(assert_fits(&sc->lay, 50, 200));
+	assert_int_equal(sc->lay.nr_shown, NR_VMS);
+	layout_line(&sc->lay, 0, line, sizeof(line));
 	assert_int_equal(strncmp(line, "nodes 4  vms 20  rounds 125  locality ", 38), 0);
 	assert_non_null(strstr(line, "running"));
-	layout_line(&lay, 1, line, sizeof(line));
+	layout_line(&sc->lay, 1, line, sizeof(line));
 	assert_string_equal(line, "node  cpus  load  vcpus  total_gib  free_gib  vms_gib");
-	layout_line(&lay, lay.table_line, line, sizeof(line));
+	layout_line(&sc->lay, sc->lay.table_line, line, sizeof(line));
 	assert_non_null(strstr(line, "gib3  vcpu_nodes"));
 
 	/* 80x24: the strip condensed to per-node counts, lower columns gone; a marker. */
-	render(&view, frame, 24, 80, &lay);
-	assert_true(assert_fits(&lay, 24, 80));
-	layout_line(&lay, lay.table_line, line, sizeof(line));
+	render(&sc->view, sc->frame, 24, 80, &sc->lay);
+	assert_true(assert_fits(&sc->lay, 24, 80));
+	layout_line(&sc->lay, sc->lay.table_line, line, sizeof(line));
 	assert_null(strstr(line, "vcpu_nodes"));
 	assert_non_null(strstr(line, "vcpu3"));
 	assert_non_null(strstr(line, "locality"));
 
 	/* 60x15 and smaller: still whole rows and a marker. */
 	for (int cols = 60; cols >= 8; cols -= 13) {
-		render(&view, frame, 15, cols, &lay);
-		assert_true(assert_fits(&lay, 15, cols));
+		render(&sc->view, sc->frame, 15, cols, &sc->lay);
+		assert_true(assert_fits(&sc->lay, 15, cols));
 	}
 	for (int rows = 1; rows <= 3; rows++) { /* no room for a VM row: all on the marker */
-		render(&view, frame, rows, 60, &lay);
-		assert_true(lay.nr_lines <= rows);
-		assert_non_null(strstr(lay.text.data, "20 more"));
+		render(&sc->view, sc->frame, rows, 60, &sc->lay);
+		assert_true(sc->lay.nr_lines <= rows);
+		assert_non_null(strstr(sc->lay.text.data, "20 more"));
 	}
-	top_layout_free(&lay);
-	json_object_put(frame);
 }
 
 /* Every pair of rows on lay in the order of sort (reverse: upside down). */
@@ -322,110 +346,94 @@ assert_sorted(const struct top_layout *lay, char sort, bool reverse)
 static void
 test_layout_sort(void **state)
 {
+	struct screen *sc = *state;
 	static const char keys[] = "nlmc";
-	struct json_object *frame = frame_new(NR_VMS);
-	struct top_layout lay = {0};
-	struct top_view view;
 
-	(void)state;
-	top_view_init(&view);
 	for (int size = 0; size < 2; size++) {
 		int rows = size == 0 ? 50 : 24, cols = size == 0 ? 200 : 80;
 
 		for (const char *k = keys; *k != '\0'; k++) {
-			render(&view, frame, rows, cols, &lay);
-			assert_int_equal(top_view_key(&view, *k, &lay), TOP_ACTION_REDRAW);
-			render(&view, frame, rows, cols, &lay);
-			assert_sorted(&lay, *k, false);
-			assert_int_equal(top_view_key(&view, 'r', &lay), TOP_ACTION_REDRAW);
-			render(&view, frame, rows, cols, &lay);
-			assert_sorted(&lay, *k, true);
-			assert_non_null(strstr(lay.text.data, "reversed"));
+			render(&sc->view, sc->frame, rows, cols, &sc->lay);
+			assert_int_equal(top_view_key(&sc->view, *k, &sc->lay), TOP_ACTION_REDRAW);
+			render(&sc->view, sc->frame, rows, cols, &sc->lay);
+			assert_sorted(&sc->lay, *k, false);
+			assert_int_equal(top_view_key(&sc->view, 'r', &sc->lay), TOP_ACTION_REDRAW);
+			render(&sc->view, sc->frame, rows, cols, &sc->lay);
+			assert_sorted(&sc->lay, *k, true);
+			assert_non_null(strstr(sc->lay.text.data, "reversed"));
 		}
 	}
 	/* Worst locality first: VM 0 has the lowest (0.30). */
-	top_view_init(&view);
-	top_view_key(&view, 'l', &lay);
-	render(&view, frame, 15, 60, &lay);
-	assert_int_equal(row_vm(&lay, 0), 0);
-	top_layout_free(&lay);
-	json_object_put(frame);
+	top_view_init(&sc->view);
+	top_view_key(&sc->view, 'l', &sc->lay);
+	render(&sc->view, sc->frame, 15, 60, &sc->lay);
+	assert_int_equal(row_vm(&sc->lay, 0), 0);
 }
 
 static void
 test_layout_keys(void **state)
 {
-	struct json_object *frame = frame_new(NR_VMS);
-	struct top_layout lay = {0};
-	struct top_view view;
+	struct screen *sc = *state;
 	char line[512];
 
-	(void)state;
-	top_view_init(&view);
-	render(&view, frame, 24, 80, &lay);
+	render(&sc->view, sc->frame, 24, 80, &sc->lay);
 	/* End: the last VM by name is on the last row, the others counted above. */
-	assert_int_equal(top_view_key(&view, TOP_KEY_END, &lay), TOP_ACTION_REDRAW);
-	render(&view, frame, 24, 80, &lay);
-	assert_true(assert_fits(&lay, 24, 80) || lay.first_vm > 0);
-	assert_int_equal(lay.first_vm + lay.nr_shown, NR_VMS);
-	assert_string_equal(vm_names[row_vm(&lay, lay.nr_shown - 1)], "web3");
-	layout_line(&lay, lay.table_line + 1 + lay.nr_shown, line, sizeof(line));
-	snprintf(line + 256, 64, "%d VMs above", lay.first_vm);
+	assert_int_equal(top_view_key(&sc->view, TOP_KEY_END, &sc->lay), TOP_ACTION_REDRAW);
+	render(&sc->view, sc->frame, 24, 80, &sc->lay);
+	assert_true(assert_fits(&sc->lay, 24, 80) || sc->lay.first_vm > 0);
+	assert_int_equal(sc->lay.first_vm + sc->lay.nr_shown, NR_VMS);
+	assert_string_equal(vm_names[row_vm(&sc->lay, sc->lay.nr_shown - 1)], "web3");
+	layout_line(&sc->lay, sc->lay.table_line + 1 + sc->lay.nr_shown, line, sizeof(line));
+	snprintf(line + 256, 64, "%d VMs above", sc->lay.first_vm);
 	assert_non_null(strstr(line, line + 256));
 	/* Down stops at the end; Up, PgUp, Home go back; PgDn moves a page. */
-	top_view_key(&view, TOP_KEY_DOWN, &lay);
-	assert_int_equal(view.scroll, lay.first_vm);
-	top_view_key(&view, TOP_KEY_UP, &lay);
-	assert_int_equal(view.scroll, lay.first_vm - 1);
-	top_view_key(&view, TOP_KEY_HOME, &lay);
-	assert_int_equal(view.scroll, 0);
-	render(&view, frame, 24, 80, &lay);
-	top_view_key(&view, TOP_KEY_PGDN, &lay); /* a page, or as far as the last VM */
-	assert_int_equal(view.scroll, NR_VMS - lay.nr_shown < lay.nr_shown ? NR_VMS - lay.nr_shown
-	                                                                   : lay.nr_shown);
-	render(&view, frame, 24, 80, &lay);
-	assert_true(assert_fits(&lay, 24, 80));
-	top_view_key(&view, TOP_KEY_PGUP, &lay);
-	assert_int_equal(view.scroll, 0);
+	top_view_key(&sc->view, TOP_KEY_DOWN, &sc->lay);
+	assert_int_equal(sc->view.scroll, sc->lay.first_vm);
+	top_view_key(&sc->view, TOP_KEY_UP, &sc->lay);
+	assert_int_equal(sc->view.scroll, sc->lay.first_vm - 1);
+	top_view_key(&sc->view, TOP_KEY_HOME, &sc->lay);
+	assert_int_equal(sc->view.scroll, 0);
+	render(&sc->view, sc->frame, 24, 80, &sc->lay);
+	top_view_key(&sc->view, TOP_KEY_PGDN, &sc->lay); /* a page, or as far as the last VM */
+	assert_int_equal(sc->view.scroll, NR_VMS - sc->lay.nr_shown < sc->lay.nr_shown
+	                                      ? NR_VMS - sc->lay.nr_shown
+	                                      : sc->lay.nr_shown);
+	render(&sc->view, sc->frame, 24, 80, &sc->lay);
+	assert_true(assert_fits(&sc->lay, 24, 80));
+	top_view_key(&sc->view, TOP_KEY_PGUP, &sc->lay);
+	assert_int_equal(sc->view.scroll, 0);
 
 	/* ?: the key help under the header; 2: the node panel off; p: refresh off. */
-	assert_int_equal(top_view_key(&view, '?', &lay), TOP_ACTION_REDRAW);
-	render(&view, frame, 24, 80, &lay);
-	assert_true(assert_fits(&lay, 24, 80));
-	layout_line(&lay, 1, line, sizeof(line));
+	assert_int_equal(top_view_key(&sc->view, '?', &sc->lay), TOP_ACTION_REDRAW);
+	render(&sc->view, sc->frame, 24, 80, &sc->lay);
+	assert_true(assert_fits(&sc->lay, 24, 80));
+	layout_line(&sc->lay, 1, line, sizeof(line));
 	assert_int_equal(strncmp(line, "keys:  n name", 13), 0);
-	assert_non_null(strstr(lay.text.data, "q quit"));
-	assert_non_null(strstr(lay.text.data, "total_gib"));
-	top_view_key(&view, '2', &lay);
-	top_view_key(&view, 'p', &lay);
-	render(&view, frame, 24, 80, &lay);
-	assert_null(strstr(lay.text.data, "total_gib"));
-	assert_non_null(strstr(lay.text.data, "refresh off"));
-	assert_fits(&lay, 24, 80); /* without the panel all 20 may fit */
-	assert_int_equal(top_view_key(&view, 'x', &lay), TOP_ACTION_NONE);
-	assert_int_equal(top_view_key(&view, 'q', &lay), TOP_ACTION_QUIT);
-	top_layout_free(&lay);
-	json_object_put(frame);
+	assert_non_null(strstr(sc->lay.text.data, "q quit"));
+	assert_non_null(strstr(sc->lay.text.data, "total_gib"));
+	top_view_key(&sc->view, '2', &sc->lay);
+	top_view_key(&sc->view, 'p', &sc->lay);
+	render(&sc->view, sc->frame, 24, 80, &sc->lay);
+	assert_null(strstr(sc->lay.text.data, "total_gib"));
+	assert_non_null(strstr(sc->lay.text.data, "refresh off"));
+	assert_fits(&sc->lay, 24, 80); /* without the panel all 20 may fit */
+	assert_int_equal(top_view_key(&sc->view, 'x', &sc->lay), TOP_ACTION_NONE);
+	assert_int_equal(top_view_key(&sc->view, 'q', &sc->lay), TOP_ACTION_QUIT);
 }
 
 /* The node panel goes when it would leave too few VM rows, and comes back with room. */
 static void
 test_layout_panel_room(void **state)
 {
-	struct json_object *frame = frame_new(NR_VMS), *few = frame_new(3);
-	struct top_layout lay = {0};
-	struct top_view view;
+	struct screen *sc = *state;
+	struct json_object *few = frame_new(3);
 
-	(void)state;
-	top_view_init(&view);
-	render(&view, frame, 10, 80, &lay);
-	assert_null(strstr(lay.text.data, "total_gib"));
-	assert_true(assert_fits(&lay, 10, 80));
-	render(&view, few, 10, 80, &lay);
-	assert_non_null(strstr(lay.text.data, "total_gib"));
-	assert_false(assert_fits(&lay, 10, 80));
-	top_layout_free(&lay);
-	json_object_put(frame);
+	render(&sc->view, sc->frame, 10, 80, &sc->lay);
+	assert_null(strstr(sc->lay.text.data, "total_gib"));
+	assert_true(assert_fits(&sc->lay, 10, 80));
+	render(&sc->view, few, 10, 80, &sc->lay);
+	assert_non_null(strstr(sc->lay.text.data, "total_gib"));
+	assert_false(assert_fits(&sc->lay, 10, 80));
 	json_object_put(few);
 }
 
@@ -433,10 +441,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout_sizes),
-	    cmocka_unit_test(test_layout_sort),
-	    cmocka_unit_test(test_layout_keys),
-	    cmocka_unit_test(test_layout_panel_room),
+	    cmocka_unit_test_setup_teardown(test_layout_sizes, screen_setup, screen_teardown),
+	    cmocka_unit_test_setup_teardown(test_layout_sort, screen_setup, screen_teardown),
+	    cmocka_unit_test_setup_teardown(test_layout_keys, screen_setup, screen_teardown),
+	    cmocka_unit_test_setup_teardown(test_layout_panel_room, screen_setup, screen_teardown),
 	};
 
 	vms_make();
