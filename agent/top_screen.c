@@ -32,6 +32,9 @@
 #define TOP_SCREEN_CTRL_C  3 /* the byte, should the terminal pass it rather than signal */
 #define TOP_SCREEN_CTRL_D  4
 #define TOP_SCREEN_CTRL_L  12 /* repaint the whole screen */
+/* Narrower windows stay blank: drawing in one column, ncurses 6.4 read outside its line
+ * buffers (valgrind, tmux resize-window -x 1). */
+#define TOP_SCREEN_MIN_COLS 2
 /* A getch timeout that returns this much earlier than asked is no timeout (see below). */
 #define TOP_SCREEN_SLACK_MS 20
 
@@ -78,6 +81,10 @@ top_screen_draw(struct top_screen *s)
 	getmaxyx(stdscr, rows, cols);
 	top_layout_render(&s->view, s->frame, rows, cols, &s->lay);
 	erase();
+	if (cols < TOP_SCREEN_MIN_COLS) { /* nothing to read there, and ncurses misreads it */
+		refresh();
+		return;
+	}
 	line = s->lay.text.data != NULL ? s->lay.text.data : "";
 	for (int row = 0; row < s->lay.nr_lines && *line != '\0'; row++) {
 		size_t len = strcspn(line, "\n");
