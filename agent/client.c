@@ -38,7 +38,7 @@ struct client {
 	size_t line_len; /* the line last returned, to drop on the next call */
 };
 
-static int64_t
+int64_t
 client_now_ms(void)
 {
 	struct timespec ts;

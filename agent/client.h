@@ -6,6 +6,7 @@
 #define VNUMAD_AGENT_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "agent/proto.h"
 
@@ -34,5 +35,8 @@ int client_call(struct client *c, const char *cmd, struct json_object *args,
  */
 int client_next_event(struct client *c, int timeout_ms, struct proto_reply *rep, char *err,
                       size_t errlen);
+
+/* The monotonic clock in milliseconds, which the client's timeouts run on. */
+int64_t client_now_ms(void);
 
 #endif

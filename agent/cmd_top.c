@@ -1,18 +1,14 @@
 /*
- * cmd_top.c - the live view: fetch a frame (status, nodeinfo, list, then vminfo per VM over
- * one connection), render it, draw it over the last one, wait for a key or the interval.
+ * cmd_top.c - the data of top's frames (status, nodeinfo, list, then vminfo per VM over one
+ * connection) and the plain one-frame rendering; the interactive screen is top_screen.c.
  */
 #include "agent/cmd_top.h"
 #include "agent/cmd_vm.h"
 
 #include <errno.h>
 #include <json-c/json.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "agent/client.h"
@@ -20,13 +16,7 @@
 #include "agent/proto.h"
 
 #define CMD_ERR_MAX       1024
-#define CMD_TOP_ROWS      24 /* terminal size when the terminal will not say */
-#define CMD_TOP_COLS      80
 #define CMD_TOP_LABEL_MAX 16 /* bytes of a per-node column header ("gib63") */
-
-/* Escapes: alternate screen on + cursor hidden; and back. */
-#define CMD_TOP_SCREEN_ENTER "\033[?1049h\033[?25l"
-#define CMD_TOP_SCREEN_LEAVE "\033[?25h\033[?1049l"
 
 /* ---- rendering -------------------------------------------------------------------------- */
 
@@ -127,24 +117,6 @@ cmd_top_render(struct util_buf *buf, struct json_object *frame, bool live)
 	cmd_top_vms_render(buf, cmd_json_array(frame, "vms"), nr_nodes);
 }
 
-void
-cmd_top_fit(struct util_buf *buf, const char *text, int rows, int cols)
-{
-	const char *line = text;
-
-	util_buf_printf(buf, "\033[H");
-	for (int row = 0; row < rows && *line != '\0'; row++) {
-		size_t len = strcspn(line, "\n");
-		int shown = len > (size_t)cols ? cols : (int)len;
-
-		util_buf_printf(buf, "%.*s\033[K%s", shown, line, row + 1 < rows ? "\n" : "");
-		line += len;
-		if (*line == '\n')
-			line++;
-	}
-	util_buf_printf(buf, "\033[J");
-}
-
 /* ---- fetching --------------------------------------------------------------------------- */
 
 /* One call whose failure (of any kind) is a message in err.  0 or -errno. */
@@ -186,8 +158,7 @@ cmd_top_fetch_vms(struct client *c, struct json_object *list, struct json_object
 	return 0;
 }
 
-/* A frame's data {"status", "nodes", "vms"}; 0 or -errno with a message in err. */
-static int
+int
 cmd_top_fetch(struct client *c, struct json_object **frame, char *err, size_t errlen)
 {
 	struct json_object *status = NULL, *nodeinfo = NULL, *list = NULL;
@@ -216,142 +187,17 @@ cmd_top_fetch(struct client *c, struct json_object **frame, char *err, size_t er
 	return r;
 }
 
-/* ---- the terminal ----------------------------------------------------------------------- */
+/* ---- the screen ------------------------------------------------------------------------ */
 
-struct cmd_top_term {
-	int in_fd;
-	bool raw; /* saved holds the mode to restore */
-	struct termios saved;
-};
+static cmd_top_screen_fn cmd_top_screen; /* NULL: no interactive screen in this program */
 
-/* Raw keyboard (no line buffering, no echo; signals stay) and the alternate screen. */
-static void
-cmd_top_term_enter(struct cli_ctx *ctx, struct cmd_top_term *t)
+void
+cmd_top_screen_set(cmd_top_screen_fn fn)
 {
-	struct termios raw;
-
-	t->in_fd = STDIN_FILENO;
-	t->raw = false;
-	if (isatty(t->in_fd) && tcgetattr(t->in_fd, &t->saved) == 0) {
-		raw = t->saved;
-		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-		raw.c_cc[VMIN] = 1;
-		raw.c_cc[VTIME] = 0;
-		t->raw = tcsetattr(t->in_fd, TCSANOW, &raw) == 0;
-	}
-	fputs(CMD_TOP_SCREEN_ENTER, ctx->out);
-	fflush(ctx->out);
+	cmd_top_screen = fn;
 }
 
-static void
-cmd_top_term_leave(struct cli_ctx *ctx, struct cmd_top_term *t)
-{
-	fputs(CMD_TOP_SCREEN_LEAVE, ctx->out);
-	fflush(ctx->out);
-	if (t->raw)
-		tcsetattr(t->in_fd, TCSANOW, &t->saved);
-	t->raw = false;
-}
-
-static void
-cmd_top_term_size(struct cli_ctx *ctx, int *rows, int *cols)
-{
-	struct winsize ws;
-
-	*rows = CMD_TOP_ROWS;
-	*cols = CMD_TOP_COLS;
-	if (ioctl(fileno(ctx->out), TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0) {
-		*rows = ws.ws_row;
-		*cols = ws.ws_col;
-	}
-}
-
-/*
- * Wait up to timeout_ms for a key.  Returns 1 to quit ('q', EOF, a terminal error, a quitting
- * signal), 0 to draw the next frame (time is up, another key, a resized window).
- */
-static int
-cmd_top_wait(int fd, int timeout_ms)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	char keys[64];
-	ssize_t n;
-
-	if (poll(&p, 1, timeout_ms) < 0) {
-		bool eintr = errno == EINTR;
-		int signo = cmd_signal_caught(true);
-
-		return eintr && (signo == 0 || signo == SIGWINCH) ? 0 : 1;
-	}
-	if (p.revents == 0)
-		return 0;
-	n = read(fd, keys, sizeof(keys));
-	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : 1; /* EIO: the terminal is gone */
-	if (n == 0)
-		return 1; /* EOF */
-	return memchr(keys, 'q', (size_t)n) != NULL || memchr(keys, 'Q', (size_t)n) != NULL ||
-	       memchr(keys, 4, (size_t)n) != NULL; /* Ctrl-D, which raw mode passes as a byte */
-}
-
-/* Draw one frame over the last.  0, or -EIO when the terminal is gone. */
-static int
-cmd_top_draw(struct cli_ctx *ctx, struct json_object *frame)
-{
-	struct util_buf text = {0}, screen = {0};
-	int rows, cols;
-
-	cmd_top_render(&text, frame, true);
-	cmd_top_term_size(ctx, &rows, &cols);
-	cmd_top_fit(&screen, text.data, rows, cols);
-	free(text.data);
-	if (cmd_output(ctx, &screen) < 0 || fflush(ctx->out) != 0)
-		return -EIO;
-	return 0;
-}
-
-/* The live loop; returns 0 when the user quit, -errno (with err) when the daemon went away. */
-static int
-cmd_top_loop(struct cli_ctx *ctx, struct client *c, double interval_s, char *err, size_t errlen)
-{
-	for (;;) {
-		struct json_object *frame = NULL;
-		int r = cmd_top_fetch(c, &frame, err, errlen), signo;
-
-		if (r < 0)
-			return r;
-		r = cmd_top_draw(ctx, frame);
-		json_object_put(frame);
-		if (r < 0)
-			return 0;                /* nobody is watching any more */
-		signo = cmd_signal_caught(true); /* one that came while fetching or drawing */
-		if (signo == SIGWINCH)
-			continue;
-		if (signo != 0 || cmd_top_wait(STDIN_FILENO, (int)(interval_s * 1000.0)) != 0)
-			return 0;
-	}
-}
-
-static int
-cmd_top_live(struct cli_ctx *ctx, struct client *c, double interval_s)
-{
-	static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, 0};
-	struct cmd_top_term term;
-	struct cmd_signals sigs;
-	char err[CMD_ERR_MAX] = "";
-	int r;
-
-	cmd_signals_catch(&sigs, signals);
-	cmd_top_term_enter(ctx, &term);
-	r = cmd_top_loop(ctx, c, interval_s, err, sizeof(err));
-	cmd_top_term_leave(ctx, &term);
-	cmd_signals_restore(&sigs);
-	if (r < 0)
-		return cmd_fail(ctx, r, "lost vnumad: %s", err);
-	return 0;
-}
-
-/* One frame, no escapes: --once, --json, or stdout not a terminal. */
+/* One frame, no escapes: --once, --json, stdin or stdout not a terminal, or no screen. */
 static int
 cmd_top_once(struct cli_ctx *ctx, struct client *c)
 {
@@ -386,10 +232,11 @@ cmd_top(struct cli_ctx *ctx, const struct cli_args *args)
 	r = cmd_connect(ctx, &c);
 	if (r < 0)
 		return r;
-	if (cli_args_has(args, "once") || ctx->json || !isatty(fileno(ctx->out)))
+	if (cli_args_has(args, "once") || ctx->json || !isatty(fileno(ctx->out)) ||
+	    !isatty(STDIN_FILENO) || cmd_top_screen == NULL)
 		r = cmd_top_once(ctx, c);
 	else
-		r = cmd_top_live(ctx, c, interval_s);
+		r = cmd_top_screen(ctx, c, interval_s);
 	client_close(c);
 	return r;
 }

@@ -1,19 +1,20 @@
 /*
  * cmd_top.h - `vnumactl top [--once] [--interval S]`: a live full-screen view of the host's
- * nodes and its VMs, with plain ANSI escapes (alternate screen, cursor home, erase), refreshed
- * every interval.  'q' quits at once (the terminal is in raw mode); so do EOF or an error on
- * the terminal, SIGHUP, SIGTERM, SIGINT, and the daemon going away, always restoring the
- * terminal first.  When stdout is not a terminal, or with --once, one frame is printed
- * without escapes; with --json, one frame's data.
+ * nodes and its VMs, refreshed every interval, with sort keys, scrolling, key help and a node
+ * panel (the screen: top_screen.c with ncurses; its layout: top_layout.c).  When stdin or
+ * stdout is not a terminal, or with --once, one frame is printed without escapes; with
+ * --json, one frame's data.
  */
 #ifndef VNUMAD_AGENT_CMD_TOP_H
 #define VNUMAD_AGENT_CMD_TOP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "agent/cli.h"
 #include "policy/util.h"
 
+struct client;
 struct json_object;
 
 #define CMD_TOP_INTERVAL_S     1.0    /* default refresh period */
@@ -31,10 +32,16 @@ int cmd_top(struct cli_ctx *ctx, const struct cli_args *args);
 void cmd_top_render(struct util_buf *buf, struct json_object *frame, bool live);
 
 /*
- * text fitted to a rows x cols terminal for drawing over the previous frame: cursor home,
- * each line cut to cols and followed by erase-to-end-of-line, at most rows lines (the last
- * without a newline, so the screen never scrolls), then erase below.
+ * A frame's data {"status", "nodes", "vms"} from c (status, nodeinfo, list, then vminfo of
+ * each listed VM; one gone since the list is left out).  0 or -errno with a message in err.
  */
-void cmd_top_fit(struct util_buf *buf, const char *text, int rows, int cols);
+int cmd_top_fetch(struct client *c, struct json_object **frame, char *err, size_t errlen);
+
+/*
+ * The interactive screen (top_screen_run, which links ncurses) is handed in by vnumactl's
+ * main; a program that sets none (the unit tests) prints one frame even on a terminal.
+ */
+typedef int (*cmd_top_screen_fn)(struct cli_ctx *ctx, struct client *c, double interval_s);
+void cmd_top_screen_set(cmd_top_screen_fn fn);
 
 #endif

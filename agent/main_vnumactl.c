@@ -5,9 +5,12 @@
 #include <stdio.h>
 
 #include "agent/cli.h"
+#include "agent/cmd_top.h"
+#include "agent/top_screen.h"
 
 int
 main(int argc, char **argv)
 {
+	cmd_top_screen_set(top_screen_run);
 	return cli_run(cli_commands, argc, argv, stdout, stderr);
 }

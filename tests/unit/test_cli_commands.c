@@ -922,12 +922,6 @@ test_render_top(void **state)
 	assert_null(strchr(buf.data, '\033'));
 	free(buf.data);
 	json_object_put(frame);
-
-	/* Fitting a frame to the terminal: cut lines, at most rows, no newline at the bottom. */
-	memset(&buf, 0, sizeof(buf));
-	cmd_top_fit(&buf, "a\nbcdef\nc\n", 2, 3);
-	assert_string_equal(buf.data, "\033[Ha\033[K\nbcd\033[K\033[J");
-	free(buf.data);
 }
 
 static void
