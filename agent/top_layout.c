@@ -74,7 +74,7 @@ top_vm_load(struct top_vm *vm, struct json_object *info, int nr_nodes)
 	struct json_object *resident = cmd_json_array(info, "resident_mib");
 	struct json_object *vcpu = cmd_json_array(info, "vcpu");
 	size_t nr_vcpu = vcpu != NULL ? json_object_array_length(vcpu) : 0;
-	struct json_object *loc = cmd_json_get(info, "locality");
+	struct json_object *loc = cmd_json_get(info, "memory_locality");
 
 	top_text_copy(vm->name, sizeof(vm->name), cmd_json_string(info, "name", "?"));
 	top_text_copy(vm->state, sizeof(vm->state), cmd_json_string(info, "state", "-"));
@@ -256,7 +256,7 @@ static const struct top_col_spec top_vm_columns[] = {
     {TOP_COL_ID, "id", true, 0, 2},
     {TOP_COL_NAME, "name", false, 0, TOP_NR_LEVELS},
     {TOP_COL_STATE, "state", false, 0, 4},
-    {TOP_COL_LOCALITY, "locality", true, 0, TOP_NR_LEVELS},
+    {TOP_COL_LOCALITY, "mem_local", true, 0, TOP_NR_LEVELS},
     {TOP_COL_STRENGTH, "strength", true, 0, 3},
     {TOP_COL_VCPUS, "vcpus", true, 0, 8},
     {TOP_COL_MEMORY, "mem_gib", true, 0, 7},

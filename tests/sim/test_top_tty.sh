@@ -89,13 +89,22 @@ wait_screen '^\.\.\. [0-9]+ more VMs below \(Down/PgDn\)' "marker at 80x24"
 rows_whole "80x24"
 [ "$(column_of name | head -n 1)" = vm00 ] || fail "not sorted by name at first"
 
-# m: most memory first.
+# m: most memory first.  The header can show the new order before tmux has the redrawn
+# table, so the order is polled too (30 s at most), not read from one capture.
+by_memory() {
+	column_of mem_gib >"$D/mem"
+	[ -s "$D/mem" ] && sort -rn "$D/mem" | cmp -s - "$D/mem" &&
+		[ "$(column_of name | head -n 1)" != vm00 ]
+}
 tm send-keys -t top m
 wait_screen 'sort memory' "m sorts by memory"
+i=0
+until tm capture-pane -p -t top >"$D/screen" 2>/dev/null && by_memory; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || fail "m: rows not by memory: $(tr '\n' ' ' <"$D/mem")"
+	sleep 0.1
+done
 rows_whole "80x24, sorted by memory"
-column_of mem_gib >"$D/mem"
-sort -rn "$D/mem" | cmp -s - "$D/mem" || fail "m: rows not by memory: $(tr '\n' ' ' <"$D/mem")"
-[ "$(column_of name | head -n 1)" != vm00 ] || fail "m did not change the order"
 
 # ?: the key help.
 tm send-keys -t top '?'
@@ -106,8 +115,14 @@ wait_screen 'q quit' "? lists q"
 tm resize-window -t top -x 200 -y 50
 wait_screen '  vcpu_nodes$' "the 200-column table after the resize"
 wait_screen 'host time [0-9.]+ s$' "the whole header at 200 columns"
+# (polled: the capture can fall between the redraw's first and last lines)
+i=0
+until tm capture-pane -p -t top >"$D/screen" 2>/dev/null && ! grep -q 'more VMs below' "$D/screen"; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || fail "a marker at 200x50, where all 32 VMs fit"
+	sleep 0.1
+done
 rows_whole "200x50"
-! grep -q 'more VMs below' "$D/screen" || fail "a marker at 200x50, where all 32 VMs fit"
 
 # q: exit status 0, the terminal as it was.
 tm send-keys -t top q

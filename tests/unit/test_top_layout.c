@@ -97,7 +97,7 @@ frame_new(int nr_vms)
 		json_object_object_add(info, "name", json_object_new_string(vm_names[i]));
 		json_object_object_add(info, "state",
 		                       json_object_new_string(i % 3 == 0 ? "moving" : "stable"));
-		json_object_object_add(info, "locality", json_object_new_double(vm->locality));
+		json_object_object_add(info, "memory_locality", json_object_new_double(vm->locality));
 		json_object_object_add(info, "strength", json_object_new_int(100 * i));
 		json_object_object_add(info, "vcpus", json_object_new_int(vm->vcpus));
 		json_object_object_add(info, "memory_mib", json_object_new_int(vm->memory_mib));
@@ -300,7 +300,7 @@ test_layout_sizes(void **state)
 	layout_line(&sc->lay, sc->lay.table_line, line, sizeof(line));
 	assert_null(strstr(line, "vcpu_nodes"));
 	assert_non_null(strstr(line, "vcpu3"));
-	assert_non_null(strstr(line, "locality"));
+	assert_non_null(strstr(line, "mem_local"));
 
 	/* 60x15 and smaller: still whole rows and a marker. */
 	for (int cols = 60; cols >= 8; cols -= 13) {
