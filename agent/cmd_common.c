@@ -315,10 +315,16 @@ cmd_status_errno(int status)
 int
 cmd_connect(struct cli_ctx *ctx, struct client **out)
 {
-	const char *path = ctx->socket_path != NULL ? ctx->socket_path : CLIENT_DEFAULT_SOCKET;
+	const char *env = getenv(CLIENT_SOCKET_ENV);
+	const char *path = ctx->socket_path;
 	char err[CMD_ERR_MAX] = "";
-	int r = client_open(ctx->socket_path, out, err, sizeof(err));
-	bool absent = r == -ENOENT || r == -ECONNREFUSED;
+	bool absent;
+	int r;
+
+	if (path == NULL)
+		path = env != NULL && env[0] != '\0' ? env : CLIENT_DEFAULT_SOCKET;
+	r = client_open(path, out, err, sizeof(err));
+	absent = r == -ENOENT || r == -ECONNREFUSED;
 
 	if (r == 0)
 		return 0;

@@ -51,7 +51,7 @@ echo "<vnuma:policy $NS priority='20'/>" >"$D/policy.d/*.xml"
 mkfifo "$D/policy.d/analytics.xml"
 
 start_daemon() {
-	"$VNUMAD" -f "$CONF" --simulate default --speed 20 --socket "$SOCK" --foreground \
+	"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --speed 20 --socket "$SOCK" --foreground \
 		>>"$D/daemon$1.log" 2>&1 &
 	PID=$!
 	t_wait_answer "$SOCK" "$PID" "$D/daemon$1.log"
@@ -324,11 +324,11 @@ printf 'sample_period = 1s\nsocket_mode = 9999\nbogus_key = 1\n' >"$D/bad.conf"
 "$VNUMAD" -n "$D/bad.conf" 2>"$D/err" && fail "vnumad -n accepted a bad config"
 grep -q "bad.conf:2:" "$D/err" && grep -q "bad.conf:3:" "$D/err" ||
 	fail "vnumad -n: errors lack file:line: $(cat "$D/err")"
-"$VNUMAD" -f "$CONF" --simulate default --socket "$SOCK" --foreground >"$D/second.log" 2>&1 &&
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --socket "$SOCK" --foreground >"$D/second.log" 2>&1 &&
 	fail "a second daemon started on the same socket and state"
 # A socket path longer than a sockaddr_un holds (107 bytes) is refused, never cut to fit.
 long=$D/$(printf '%0120d' 0).sock
-"$VNUMAD" -f "$CONF" --simulate default --socket "$long" --foreground >"$D/long.log" 2>&1 &&
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --socket "$long" --foreground >"$D/long.log" 2>&1 &&
 	fail "vnumad started on a socket path of ${#long} bytes"
 grep -q "^vnumad: error: --socket: the path is ${#long} bytes, longer than the 107" "$D/long.log" ||
 	fail "vnumad --socket LONG: $(cat "$D/long.log")"
@@ -344,7 +344,7 @@ kill -9 "$PID"
 wait "$PID" 2>/dev/null || true
 PID=
 [ "$(jq '.vcpus | length' "$D/state.json")" -eq "$n" ] || fail "kill -9 lost the state"
-out=$("$VNUMAD" -f "$CONF" --simulate default --restore)
+out=$("$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --restore)
 echo "$out" | grep -q "restored [1-9][0-9]* vCPUs" || fail "--restore: $out"
 [ "$(jq '.vcpus | length' "$D/state.json")" -eq 0 ] || fail "--restore left entries behind"
 
@@ -359,10 +359,10 @@ PID=
 [ ! -e "$SOCK" ] || fail "the socket was left behind"
 
 # --- host profiles: the ideal one binds at arrival; an unknown one is refused ---------------
-"$VNUMAD" -f "$CONF" --simulate default --host-profile bogus --foreground >"$D/prof.log" 2>&1 &&
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --host-profile bogus --foreground >"$D/prof.log" 2>&1 &&
 	fail "vnumad accepted an unknown host profile"
 grep -q "unknown host profile 'bogus'" "$D/prof.log" || fail "--host-profile: $(cat "$D/prof.log")"
-"$VNUMAD" -f "$CONF" --simulate default --speed 20 --host-profile ideal --socket "$SOCK" \
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --speed 20 --host-profile ideal --socket "$SOCK" \
 	--foreground >>"$D/daemon3.log" 2>&1 &
 PID=$!
 i=0
@@ -378,7 +378,7 @@ kill -TERM "$PID"
 wait "$PID" || fail "vnumad (ideal profile) did not stop cleanly"
 PID=
 # --- fault injection: a fifth of the host's operations fail; the daemon runs on and restores
-"$VNUMAD" -f "$CONF" --simulate default --speed 20 --fault-inject rate=0.2,seed=5 \
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --speed 20 --fault-inject rate=0.2,seed=5 \
 	--socket "$SOCK" --foreground >>"$D/daemon4.log" 2>&1 &
 PID=$!
 i=0
@@ -396,6 +396,6 @@ kill -TERM "$PID"
 wait "$PID" || fail "vnumad (fault injection) did not stop cleanly"
 PID=
 # What the restore at exit could not put back is kept; --restore (no faults) finishes it.
-out=$("$VNUMAD" -f "$CONF" --simulate default --restore) || fail "--restore after faults: $out"
+out=$("$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --restore) || fail "--restore after faults: $out"
 [ "$(jq '.vcpus | length' "$D/state.json")" -eq 0 ] || fail "entries left after --restore"
 echo "e2e: all checks passed"
