@@ -529,6 +529,12 @@ cli_global_connect(struct cli_ctx *ctx, int argc, char **argv, int *i)
 		fprintf(ctx->err, "error: option '%s' needs a value (SOCKET)\n", a);
 		return -EINVAL;
 	}
+	if (cmd_socket_uri_refuse(ctx,
+	                          a[1] != '-'                      ? "-c"
+	                          : strncmp(a, "--socket", 8) == 0 ? "--socket"
+	                                                           : "--connect",
+	                          ctx->socket_path) < 0)
+		return -EINVAL;
 	if (strlen(ctx->socket_path) > CLIENT_SOCKET_PATH_MAX) {
 		fprintf(ctx->err,
 		        "error: option '%.*s': the socket path is %zu bytes, longer than the %d a "

@@ -313,6 +313,19 @@ cmd_status_errno(int status)
 }
 
 int
+cmd_socket_uri_refuse(struct cli_ctx *ctx, const char *origin, const char *value)
+{
+	if (strstr(value, "://") == NULL)
+		return 0;
+	return cmd_fail(ctx, -EINVAL,
+	                "%s %s: a URI, but vnumactl talks to the vnumad daemon's control socket, "
+	                "not to libvirt (the daemon is the one connected to libvirt: vnumad "
+	                "--connect %s); name the socket with -c/--socket PATH or %s=PATH "
+	                "(default %s)",
+	                origin, value, value, CLIENT_SOCKET_ENV, CLIENT_DEFAULT_SOCKET);
+}
+
+int
 cmd_connect(struct cli_ctx *ctx, struct client **out)
 {
 	const char *env = getenv(CLIENT_SOCKET_ENV);
@@ -321,8 +334,13 @@ cmd_connect(struct cli_ctx *ctx, struct client **out)
 	bool absent;
 	int r;
 
+	if (path == NULL && env != NULL && env[0] != '\0') {
+		path = env;
+		if ((r = cmd_socket_uri_refuse(ctx, CLIENT_SOCKET_ENV, env)) < 0)
+			return r;
+	}
 	if (path == NULL)
-		path = env != NULL && env[0] != '\0' ? env : CLIENT_DEFAULT_SOCKET;
+		path = CLIENT_DEFAULT_SOCKET;
 	r = client_open(path, out, err, sizeof(err));
 	absent = r == -ENOENT || r == -ECONNREFUSED;
 

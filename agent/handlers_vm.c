@@ -434,6 +434,34 @@ hv_policy_cells_check(const struct snap_vm *vm, struct json_object *args, const 
 	return PROTO_CONFLICT;
 }
 
+/* The scopes of a policy change (docs/protocol.md): live, config, current or both. */
+#define HV_SCOPE_BOTH "live+config"
+
+/*
+ * --config: merge the change onto the VM's persistent definition and store it there, for the
+ * VM's next start, as virsh's --config does.
+ */
+static enum proto_status
+hv_policy_config_set(struct daemon *d, const struct snap_vm *vm, struct json_object *args,
+                     char *err, size_t errlen)
+{
+	struct vm_policy pol, base;
+	enum proto_status st;
+	bool changed, stored;
+	char *xml;
+
+	hv_policy_base(d, vm, true, &base);
+	st = hv_policy_merge(&base, args, d->snap->nr_nodes, &pol, &changed, err, errlen);
+	if (st != PROTO_OK)
+		return st;
+	xml = vm_policy_format_xml(&pol);
+	st = hv_policy_store(d, vm, xml, false, true, &stored, err, errlen);
+	if (st == PROTO_OK)
+		daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "config: %s", xml);
+	free(xml);
+	return st;
+}
+
 enum proto_status
 h_policy(HANDLER_ARGS)
 {
@@ -443,7 +471,7 @@ h_policy(HANDLER_ARGS)
 	const char *scope = "live";
 	struct vm_policy pol, base;
 	struct dvm *v;
-	bool changed, stored;
+	bool changed, stored, config;
 	char *xml;
 
 	if (vm == NULL)
@@ -461,25 +489,30 @@ h_policy(HANDLER_ARGS)
 	}
 	proto_arg_string(args, "scope", &scope);
 	if (strcmp(scope, "live") != 0 && strcmp(scope, "config") != 0 &&
-	    strcmp(scope, "current") != 0) {
-		snprintf(err, errlen, "scope: \"%s\" is not live, config or current", scope);
+	    strcmp(scope, "current") != 0 && strcmp(scope, HV_SCOPE_BOTH) != 0) {
+		snprintf(err, errlen, "scope: \"%s\" is not live, config, current or %s", scope,
+		         HV_SCOPE_BOTH);
 		return PROTO_BAD_REQUEST;
 	}
-	/* --config starts from the persistent definition, --live from the live one (as virsh) */
-	hv_policy_base(d, vm, strcmp(scope, "config") == 0, &base);
+	config = strcmp(scope, "config") == 0;
+	/* Checked before anything is stored (live+config stores config first, then live). */
+	if ((st = hv_policy_cells_check(vm, args, scope, err, errlen)) != PROTO_OK)
+		return st;
+	if (config || strcmp(scope, HV_SCOPE_BOTH) == 0) {
+		st = hv_policy_config_set(d, vm, args, err, errlen);
+		if (st != PROTO_OK || config)
+			return st == PROTO_OK ? hv_policy_show(d, vm, data) : st;
+	}
+	/* The live definition: what the change merges onto and where it is stored (as virsh). */
+	hv_policy_base(d, vm, false, &base);
 	if ((st = hv_policy_merge(&base, args, d->snap->nr_nodes, &pol, &changed, err, errlen)) !=
-	        PROTO_OK ||
-	    (st = hv_policy_cells_check(vm, args, scope, err, errlen)) != PROTO_OK)
+	    PROTO_OK)
 		return st;
 	xml = vm_policy_format_xml(&pol);
-	st = hv_policy_store(d, vm, xml, strcmp(scope, "config") != 0, strcmp(scope, "config") == 0,
-	                     &stored, err, errlen);
-	if (st != PROTO_OK || strcmp(scope, "config") == 0) {
-		/* --config changes the VM's next start only, as virsh's --config does */
-		if (st == PROTO_OK)
-			daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "config: %s", xml);
+	st = hv_policy_store(d, vm, xml, true, false, &stored, err, errlen);
+	if (st != PROTO_OK) {
 		free(xml);
-		return st == PROTO_OK ? hv_policy_show(d, vm, data) : st;
+		return st;
 	}
 	v = daemon_vm(d, vm->id);
 	/*

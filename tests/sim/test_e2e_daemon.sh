@@ -187,6 +187,11 @@ check "$(jctl policy web1)" '.policy.mode == "auto"' "policy show"
 ctl policy web1 --mode bogus 2>"$D/err" && fail "a bad policy value was accepted"
 grep -q "mode" "$D/err" || fail "bad policy: the error does not name the attribute"
 ctl policy web1 --mode auto --config 2>"$D/err" && fail "--config accepted on the sim"
+# --live --config: the sim keeps no persistent definition, so nothing changes, not even live.
+ctl policy web1 --mode off --live --config 2>"$D/err" && fail "--live --config accepted on the sim"
+grep -q "keeps no persistent domain configuration" "$D/err" ||
+	fail "--live --config on the sim: $(cat "$D/err")"
+check "$(jctl policy web1)" '.policy.mode == "auto"' "--live --config refused stored nothing live"
 ctl policy web1 --nodes 7 2>"$D/err" && fail "policy --nodes 7 accepted on a 4-node host"
 grep -q "nodes=\"7\": node 7 is not one of this host's nodes (0-3)" "$D/err" ||
 	fail "policy --nodes 7: the error does not name node 7 and the host's nodes: $(cat "$D/err")"

@@ -357,6 +357,18 @@ test_grammar_policy(void **state)
 	    parse_cmd("policy", &a, "web1", "--mode", "off", "--live", "--current", NULL), 0);
 	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--live and --current cannot be used together"));
+	assert_int_equal(
+	    parse_cmd("policy", &a, "web1", "--config", "--current", "--mode", "off", NULL), 0);
+	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--config and --current cannot be used together"));
+	/* --live --config: both, as virsh */
+	assert_int_equal(
+	    parse_cmd("policy", &a, "web1", "--mode", "off", "--config", "--live", NULL), 0);
+	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), 0);
+	assert_request(req, "{\"vm\":\"web1\",\"mode\":\"off\",\"scope\":\"live+config\"}");
+	assert_int_equal(parse_cmd("policy", &a, "web1", "--live", "--config", NULL), 0);
+	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--live --config applies to a change"));
 	assert_int_equal(parse_cmd("policy", &a, "web1", "--config", NULL), 0);
 	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--config applies to a change"));
@@ -437,8 +449,19 @@ test_errors_before_connecting(void **state)
 	assert_error(
 	    run_cli("-c", "/nonexistent/x.sock", "place", "--vcpus", "2", "--memory", "junk", NULL),
 	    "error: bad size 'junk'");
-	assert_error(run_cli("policy", "web1", "--live", "--config", "--mode", "off", NULL),
-	             "error: --live and --config cannot be used together\n");
+	/* A libvirt URI, as virsh -c takes: vnumactl names the daemon's socket instead. */
+	assert_error(run_cli("-c", "qemu:///system", "list", NULL),
+	             "error: -c qemu:///system: a URI, but vnumactl talks to the vnumad daemon's "
+	             "control socket, not to libvirt (the daemon is the one connected to libvirt: "
+	             "vnumad --connect qemu:///system); name the socket with -c/--socket PATH or "
+	             "VNUMAD_SOCKET=PATH (default /run/vnumad/vnumad.sock)\n");
+	assert_error(run_cli("--socket=qemu+ssh://h/system", "list", NULL),
+	             "error: --socket qemu+ssh://h/system: a URI");
+	setenv("VNUMAD_SOCKET", "qemu:///session", 1);
+	assert_error(run_cli("list", NULL), "error: VNUMAD_SOCKET qemu:///session: a URI");
+	unsetenv("VNUMAD_SOCKET");
+	assert_error(run_cli("policy", "web1", "--current", "--config", "--mode", "off", NULL),
+	             "error: --config and --current cannot be used together\n");
 	assert_error(run_cli("policy", "web1", "--mode", "fast", NULL),
 	             "error: option '--mode': 'fast' is not one of auto|advisory|manual|off\n");
 	assert_error(run_cli("pin", "db1", "1", NULL), "error: missing argument NODE\n");
