@@ -351,9 +351,13 @@ cli_value_check(const struct cli_param *p, const char *value, char *err, size_t 
 		return 0;
 	while (isdigit((unsigned char)*c))
 		c++;
-	if (c == value || *c != '\0' || c - value > 9)
-		return cli_fail(err, errlen, "%s '%s': %s must be a non-negative integer",
-		                p->positional ? "argument" : "option", value, p->type);
+	if (c == value || *c != '\0' || c - value > 9) {
+		char what[CLI_NAME_MAX + 3];
+
+		snprintf(what, sizeof(what), "%s%s", p->positional ? "" : "--", p->name);
+		return cli_fail(err, errlen, CLI_ERR_BAD_VALUE, what, value,
+		                "a non-negative integer");
+	}
 	return 0;
 }
 
@@ -482,6 +486,8 @@ cli_command_find(const struct cli_command *table, const char *name)
 	return NULL;
 }
 
+static void cli_command_usage_print(const struct cli_ctx *ctx, const struct cli_command *c);
+
 int
 cli_dispatch(struct cli_ctx *ctx, int argc, char **argv)
 {
@@ -494,6 +500,12 @@ cli_dispatch(struct cli_ctx *ctx, int argc, char **argv)
 		fprintf(ctx->err, "error: unknown command '%s'\n", argv[0]);
 		return 1;
 	}
+	/* CMD --help: what `help CMD` prints, as virsh does (before any other check). */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0) {
+			cli_command_usage_print(ctx, cmd);
+			return 0;
+		}
 	if (cli_args_parse(cmd, argc - 1, argv + 1, &args, &json, err, sizeof(err)) < 0) {
 		fprintf(ctx->err, "error: %s\n", err);
 		fprintf(ctx->err, "usage: %s %s %s\n", ctx->prog, cmd->name, cmd->spec);

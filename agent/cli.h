@@ -50,6 +50,12 @@ struct cli_args {
 struct cli_command;
 
 /* What every handler gets: where to write and the global options.  Not owned by handlers. */
+/*
+ * The wording of a bad value, one for every command and option: "bad WHAT 'VALUE': want
+ * WHAT-IS-WANTED" (WHAT: the option, such as --node, or the argument, such as vCPU).
+ */
+#define CLI_ERR_BAD_VALUE "bad %s '%s': want %s"
+
 struct cli_ctx {
 	FILE *out;
 	FILE *err;

@@ -154,7 +154,18 @@ cmd_cell_format(const struct cmd_column *col, struct json_object *value, char *t
 		snprintf(text, len, "-");
 		return;
 	}
-	if (col->cell == CMD_CELL_TEXT || !cmd_json_is_number(value)) {
+	if (col->cell == CMD_CELL_NODE && cmd_json_is_number(value) &&
+	    json_object_get_int64(value) < 0) {
+		snprintf(text, len, "%s", CMD_NONE_NODE);
+		return;
+	}
+	if (col->cell == CMD_CELL_CAP && cmd_json_is_number(value) &&
+	    json_object_get_int64(value) == 0) {
+		snprintf(text, len, "%s", CMD_NONE_CAP);
+		return;
+	}
+	if (col->cell == CMD_CELL_TEXT || col->cell == CMD_CELL_NODE || col->cell == CMD_CELL_CAP ||
+	    !cmd_json_is_number(value)) {
 		cmd_value_print(value, text, len);
 		return;
 	}
@@ -563,8 +574,10 @@ cmd_uint_parse(const char *s, const char *what, int64_t max, int64_t *out, char 
 	size_t n = strspn(s, "0123456789");
 
 	if (n == 0 || s[n] != '\0' || n > 18 || strtoll(s, NULL, 10) > max) {
-		snprintf(err, errlen, "bad %s '%s': want an integer from 0 to %" PRId64, what, s,
-		         max);
+		char want[64];
+
+		snprintf(want, sizeof(want), "an integer from 0 to %" PRId64, max);
+		snprintf(err, errlen, CLI_ERR_BAD_VALUE, what, s, want);
 		return -EINVAL;
 	}
 	*out = strtoll(s, NULL, 10);
@@ -579,8 +592,10 @@ cmd_seconds_parse(const char *s, const char *what, double min_s, double max_s, d
 	double v = n > 0 && n < 32 ? strtod(s, NULL) : -1.0;
 
 	if (n == 0 || s[n] != '\0' || v < min_s || v > max_s) {
-		snprintf(err, errlen, "bad %s '%s': want seconds from %g to %g", what, s, min_s,
-		         max_s);
+		char want[64];
+
+		snprintf(want, sizeof(want), "seconds from %g to %g", min_s, max_s);
+		snprintf(err, errlen, CLI_ERR_BAD_VALUE, what, s, want);
 		return -EINVAL;
 	}
 	*out = v;

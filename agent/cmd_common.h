@@ -31,7 +31,13 @@ enum cmd_cell {
 	CMD_CELL_TEXT,  /* as sent: strings, integers, yes/no, arrays joined by ',' */
 	CMD_CELL_FIXED, /* a number with `decimals` digits after the point */
 	CMD_CELL_GIB,   /* a MiB count shown in GiB with `decimals` digits */
+	CMD_CELL_NODE,  /* a node; a negative one (no node yet) shows as CMD_NONE_NODE */
+	CMD_CELL_CAP,   /* a cap; 0 (no cap) shows as CMD_NONE_CAP */
 };
+
+/* What a field shows for the "nothing" its value stands for, never the number itself. */
+#define CMD_NONE_NODE "none"
+#define CMD_NONE_CAP  "no cap"
 
 /*
  * One column of a table or one line of a field list.  key may be a path into nested objects

@@ -122,6 +122,20 @@ p=$(jctl place --vcpus 4 --memory 8G)
 check "$p" '.nodes | test("^[0-3]$")' "place: one node for a small VM"
 p=$(jctl place --vcpus 24 --memory 48G --cells 2)
 check "$p" '.per_cell | length == 2' "place: one node per cell"
+# What is short is named, with the numbers: CPUs (64 on the host), then memory.
+ctl place --vcpus 65 --memory 8G 2>"$D/err" && fail "place: 65 vCPUs placed on 64 CPUs"
+grep -q "no placement: CPUs short: 65 vCPUs, the host has 64 CPUs" "$D/err" ||
+	fail "place --vcpus 65: $(cat "$D/err")"
+ctl place --vcpus 8 --memory 900G 2>"$D/err" && fail "place: 900G placed"
+grep -q "no placement: memory short: no set of nodes has 921600 MiB free" "$D/err" ||
+	fail "place --memory 900G: $(cat "$D/err")"
+# One node asked for, not a node list; a negative one is a bad value of --node.
+ctl migrate web1 --node 9 2>"$D/err" && fail "migrate --node 9 on a 4-node host"
+grep -q "node 9 is not one of this host's nodes (0-3)" "$D/err" ||
+	fail "migrate --node 9: $(cat "$D/err")"
+ctl migrate web1 --node -1 2>"$D/err" && fail "migrate --node -1 accepted"
+grep -q "^error: bad --node '-1': want a non-negative integer" "$D/err" ||
+	fail "migrate --node -1: $(cat "$D/err")"
 
 e=$(jctl events --limit 5)
 check "$e" '.events | length == 5' "events --limit"
