@@ -373,6 +373,7 @@ cli_args_option(const struct cli_command *cmd, struct cli_args *args, int argc, 
 	const char *value = eq != NULL ? eq + 1 : NULL;
 	int idx = cli_param_find(args, word, len);
 	const struct cli_param *p;
+	char opt[256]; /* "--name" as typed, for the error (a long bogus one is cut) */
 
 	if (idx < 0 && len == 6 && strncmp(word, "domain", 6) == 0)
 		idx = cli_param_find(args, "vm", 2); /* virsh's name for the VM */
@@ -380,25 +381,27 @@ cli_args_option(const struct cli_command *cmd, struct cli_args *args, int argc, 
 		*json = true; /* the global option, after the command */
 		return 0;
 	}
-	if (idx < 0)
-		return cli_fail(err, errlen, "unknown option '--%.*s'", (int)len, word);
+	if (idx < 0) {
+		snprintf(opt, sizeof(opt), "--%.*s", (int)len, word);
+		return cli_fail(err, errlen, CLI_ERR_UNKNOWN_OPTION, opt);
+	}
 	p = &args->params[idx];
+	snprintf(opt, sizeof(opt), "--%s", p->name);
 	if (p->type[0] == '\0') {
 		if (value != NULL)
-			return cli_fail(err, errlen, "option '--%s' takes no value", p->name);
+			return cli_fail(err, errlen, CLI_ERR_TAKES_NO_VALUE, opt);
 		args->values[idx] = "";
 		return 0;
 	}
 	if (value == NULL) {
 		if (*i + 1 >= argc || strncmp(argv[*i + 1], "--", 2) == 0)
-			return cli_fail(err, errlen, "option '--%s' needs a value (%s)", p->name,
-			                p->type);
+			return cli_fail(err, errlen, CLI_ERR_NEEDS_VALUE, opt, p->type);
 		value = argv[++*i];
 	}
 	if (value[0] == '\0' && !cmd->empty_values)
-		return cli_fail(err, errlen, "option '--%s' needs a value (%s)", p->name, p->type);
+		return cli_fail(err, errlen, CLI_ERR_NEEDS_VALUE, opt, p->type);
 	if (args->values[idx] != NULL)
-		return cli_fail(err, errlen, "option '--%s' given twice", p->name);
+		return cli_fail(err, errlen, CLI_ERR_GIVEN_TWICE, opt);
 	args->values[idx] = value;
 	return cli_value_check(p, value, err, errlen);
 }
@@ -412,7 +415,7 @@ cli_args_positional(struct cli_args *args, const char *word, char *err, size_t e
 		args->values[i] = word;
 		return cli_value_check(&args->params[i], word, err, errlen);
 	}
-	return cli_fail(err, errlen, "unexpected argument '%s'", word);
+	return cli_fail(err, errlen, CLI_ERR_UNEXPECTED_ARG, word);
 }
 
 static int
@@ -423,9 +426,12 @@ cli_args_check_required(const struct cli_args *args, char *err, size_t errlen)
 
 		if (p->optional || args->values[i] != NULL)
 			continue;
+		char opt[CLI_NAME_MAX + 3];
+
 		if (p->positional)
-			return cli_fail(err, errlen, "missing argument %s", p->type);
-		return cli_fail(err, errlen, "missing option '--%s'", p->name);
+			return cli_fail(err, errlen, CLI_ERR_MISSING_ARG, p->type);
+		snprintf(opt, sizeof(opt), "--%s", p->name);
+		return cli_fail(err, errlen, CLI_ERR_MISSING_OPTION, opt);
 	}
 	return 0;
 }
@@ -450,7 +456,7 @@ cli_args_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		if (!options_done && strncmp(a, "--", 2) == 0)
 			r = cli_args_option(cmd, args, argc, argv, &i, json, err, errlen);
 		else if (!options_done && a[0] == '-' && a[1] != '\0')
-			r = cli_fail(err, errlen, "unknown option '%s'", a);
+			r = cli_fail(err, errlen, CLI_ERR_UNKNOWN_OPTION, a);
 		else
 			r = cli_args_positional(args, a, err, errlen);
 		if (r < 0)
@@ -497,7 +503,7 @@ cli_dispatch(struct cli_ctx *ctx, int argc, char **argv)
 	char err[256];
 
 	if (cmd == NULL) {
-		fprintf(ctx->err, "error: unknown command '%s'\n", argv[0]);
+		fprintf(ctx->err, "error: " CLI_ERR_UNKNOWN_COMMAND "\n", argv[0]);
 		return 1;
 	}
 	/* CMD --help: what `help CMD` prints, as virsh does (before any other check). */
@@ -534,11 +540,11 @@ cli_global_connect(struct cli_ctx *ctx, int argc, char **argv, int *i)
 	} else if (*i + 1 < argc) {
 		ctx->socket_path = argv[++*i];
 	} else {
-		fprintf(ctx->err, "error: option '%s' needs a value (SOCKET)\n", a);
+		fprintf(ctx->err, "error: " CLI_ERR_NEEDS_VALUE "\n", a, "SOCKET");
 		return -EINVAL;
 	}
 	if (ctx->socket_path[0] == '\0') {
-		fprintf(ctx->err, "error: option '%s' needs a value (SOCKET)\n", a);
+		fprintf(ctx->err, "error: " CLI_ERR_NEEDS_VALUE "\n", a, "SOCKET");
 		return -EINVAL;
 	}
 	if (cmd_socket_uri_refuse(ctx,
@@ -640,7 +646,7 @@ cli_global_option(struct cli_ctx *ctx, int argc, char **argv, int *i)
 	           strncmp(a, "--socket=", 9) == 0) {
 		return cli_global_connect(ctx, argc, argv, i);
 	} else {
-		fprintf(ctx->err, "error: unknown option '%s'\n", a);
+		fprintf(ctx->err, "error: " CLI_ERR_UNKNOWN_OPTION "\n", a);
 		return -EINVAL;
 	}
 	return 0;
@@ -705,7 +711,7 @@ cli_help_cmd(struct cli_ctx *ctx, const struct cli_args *args)
 	}
 	c = cli_command_find(ctx->table, name);
 	if (c == NULL) {
-		fprintf(ctx->err, "error: unknown command '%s'\n", name);
+		fprintf(ctx->err, "error: " CLI_ERR_UNKNOWN_COMMAND "\n", name);
 		return -EINVAL;
 	}
 	cli_command_usage_print(ctx, c);
