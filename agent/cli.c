@@ -609,13 +609,16 @@ cli_usage_print(const struct cli_ctx *ctx, FILE *f)
 		if ((int)strlen(c->name) > width)
 			width = (int)strlen(c->name);
 	fprintf(f, "usage: %s [-c SOCKET] [--json] COMMAND [ARGS]\n\n", ctx->prog);
-	fprintf(f, "global options:\n"
-	           "  -c, --connect SOCKET  the daemon's control socket\n"
-	           "      --socket SOCKET   the same (vnumad's name for it)\n"
-	           "      --json            machine-readable output\n"
-	           "  -h, --help            show this help\n"
-	           "  -V, --version         show the version\n\n"
-	           "commands:\n");
+	fprintf(f,
+	        "global options:\n"
+	        "  -c, --connect SOCKET  the daemon's control socket (default $" CLIENT_SOCKET_ENV
+	        ",\n"
+	        "                        else " CLIENT_DEFAULT_SOCKET "; not a libvirt URI)\n"
+	        "      --socket SOCKET   the same (vnumad's name for it)\n"
+	        "      --json            machine-readable output\n"
+	        "  -h, --help            show this help\n"
+	        "  -V, --version         show the version\n\n"
+	        "commands:\n");
 	for (const struct cli_command *c = ctx->table; c->name != NULL; c++) {
 		fprintf(f, "  %-*s  %s\n", width, c->name, c->help);
 		cli_usage_line_print(f, width + 6, c);

@@ -288,6 +288,9 @@ test_help_lists_specs(void **state)
 			fail_msg("--help lacks '%s' or '%s'", line + 1, usage + 1);
 	}
 	assert_non_null(strstr(r.out, "vminfo VM (alias: dominfo)\n"));
+	/* Where the socket comes from without -c, and what -c is not (virsh's URI). */
+	assert_non_null(strstr(r.out, "(default $VNUMAD_SOCKET,\n"));
+	assert_non_null(strstr(r.out, "else /run/vnumad/vnumad.sock; not a libvirt URI)\n"));
 	assert_non_null(strstr(r.out, "place --vcpus N --memory SIZE [--cells K]\n"));
 	run_free(&r);
 }
