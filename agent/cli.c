@@ -353,9 +353,13 @@ cli_value_check(const struct cli_param *p, const char *value, char *err, size_t 
 		return 0;
 	while (isdigit((unsigned char)*c))
 		c++;
-	if (c == value || *c != '\0' || c - value > 9)
-		return cli_fail(err, errlen, "%s '%s': %s must be a non-negative integer",
-		                p->positional ? "argument" : "option", value, p->type);
+	if (c == value || *c != '\0' || c - value > 9) {
+		char what[CLI_NAME_MAX + 3];
+
+		snprintf(what, sizeof(what), "%s%s", p->positional ? "" : "--", p->name);
+		return cli_fail(err, errlen, CLI_ERR_BAD_VALUE, what, value,
+		                "a non-negative integer");
+	}
 	return 0;
 }
 
@@ -371,6 +375,7 @@ cli_args_option(const struct cli_command *cmd, struct cli_args *args, int argc, 
 	const char *value = eq != NULL ? eq + 1 : NULL;
 	int idx = cli_param_find(args, word, len);
 	const struct cli_param *p;
+	char opt[256]; /* "--name" as typed, for the error (a long bogus one is cut) */
 
 	if (idx < 0 && len == 6 && strncmp(word, "domain", 6) == 0)
 		idx = cli_param_find(args, "vm", 2); /* virsh's name for the VM */
@@ -378,25 +383,27 @@ cli_args_option(const struct cli_command *cmd, struct cli_args *args, int argc, 
 		*json = true; /* the global option, after the command */
 		return 0;
 	}
-	if (idx < 0)
-		return cli_fail(err, errlen, "unknown option '--%.*s'", (int)len, word);
+	if (idx < 0) {
+		snprintf(opt, sizeof(opt), "--%.*s", (int)len, word);
+		return cli_fail(err, errlen, CLI_ERR_UNKNOWN_OPTION, opt);
+	}
 	p = &args->params[idx];
+	snprintf(opt, sizeof(opt), "--%s", p->name);
 	if (p->type[0] == '\0') {
 		if (value != NULL)
-			return cli_fail(err, errlen, "option '--%s' takes no value", p->name);
+			return cli_fail(err, errlen, CLI_ERR_TAKES_NO_VALUE, opt);
 		args->values[idx] = "";
 		return 0;
 	}
 	if (value == NULL) {
 		if (*i + 1 >= argc || strncmp(argv[*i + 1], "--", 2) == 0)
-			return cli_fail(err, errlen, "option '--%s' needs a value (%s)", p->name,
-			                p->type);
+			return cli_fail(err, errlen, CLI_ERR_NEEDS_VALUE, opt, p->type);
 		value = argv[++*i];
 	}
 	if (value[0] == '\0' && !cmd->empty_values)
-		return cli_fail(err, errlen, "option '--%s' needs a value (%s)", p->name, p->type);
+		return cli_fail(err, errlen, CLI_ERR_NEEDS_VALUE, opt, p->type);
 	if (args->values[idx] != NULL)
-		return cli_fail(err, errlen, "option '--%s' given twice", p->name);
+		return cli_fail(err, errlen, CLI_ERR_GIVEN_TWICE, opt);
 	args->values[idx] = value;
 	return cli_value_check(p, value, err, errlen);
 }
@@ -410,7 +417,7 @@ cli_args_positional(struct cli_args *args, const char *word, char *err, size_t e
 		args->values[i] = word;
 		return cli_value_check(&args->params[i], word, err, errlen);
 	}
-	return cli_fail(err, errlen, "unexpected argument '%s'", word);
+	return cli_fail(err, errlen, CLI_ERR_UNEXPECTED_ARG, word);
 }
 
 static int
@@ -421,9 +428,12 @@ cli_args_check_required(const struct cli_args *args, char *err, size_t errlen)
 
 		if (p->optional || args->values[i] != NULL)
 			continue;
+		char opt[CLI_NAME_MAX + 3];
+
 		if (p->positional)
-			return cli_fail(err, errlen, "missing argument %s", p->type);
-		return cli_fail(err, errlen, "missing option '--%s'", p->name);
+			return cli_fail(err, errlen, CLI_ERR_MISSING_ARG, p->type);
+		snprintf(opt, sizeof(opt), "--%s", p->name);
+		return cli_fail(err, errlen, CLI_ERR_MISSING_OPTION, opt);
 	}
 	return 0;
 }
@@ -448,7 +458,7 @@ cli_args_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		if (!options_done && strncmp(a, "--", 2) == 0)
 			r = cli_args_option(cmd, args, argc, argv, &i, json, err, errlen);
 		else if (!options_done && a[0] == '-' && a[1] != '\0')
-			r = cli_fail(err, errlen, "unknown option '%s'", a);
+			r = cli_fail(err, errlen, CLI_ERR_UNKNOWN_OPTION, a);
 		else
 			r = cli_args_positional(args, a, err, errlen);
 		if (r < 0)
@@ -484,6 +494,8 @@ cli_command_find(const struct cli_command *table, const char *name)
 	return NULL;
 }
 
+static void cli_command_usage_print(const struct cli_ctx *ctx, const struct cli_command *c);
+
 int
 cli_dispatch(struct cli_ctx *ctx, int argc, char **argv)
 {
@@ -493,9 +505,15 @@ cli_dispatch(struct cli_ctx *ctx, int argc, char **argv)
 	char err[256];
 
 	if (cmd == NULL) {
-		fprintf(ctx->err, "error: unknown command '%s'\n", argv[0]);
+		fprintf(ctx->err, "error: " CLI_ERR_UNKNOWN_COMMAND "\n", argv[0]);
 		return 1;
 	}
+	/* CMD --help: what `help CMD` prints, as virsh does (before any other check). */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0) {
+			cli_command_usage_print(ctx, cmd);
+			return 0;
+		}
 	if (cli_args_parse(cmd, argc - 1, argv + 1, &args, &json, err, sizeof(err)) < 0) {
 		fprintf(ctx->err, "error: %s\n", err);
 		fprintf(ctx->err, "usage: %s %s %s\n", ctx->prog, cmd->name, cmd->spec);
@@ -524,13 +542,19 @@ cli_global_connect(struct cli_ctx *ctx, int argc, char **argv, int *i)
 	} else if (*i + 1 < argc) {
 		ctx->socket_path = argv[++*i];
 	} else {
-		fprintf(ctx->err, "error: option '%s' needs a value (SOCKET)\n", a);
+		fprintf(ctx->err, "error: " CLI_ERR_NEEDS_VALUE "\n", a, "SOCKET");
 		return -EINVAL;
 	}
 	if (ctx->socket_path[0] == '\0') {
-		fprintf(ctx->err, "error: option '%s' needs a value (SOCKET)\n", a);
+		fprintf(ctx->err, "error: " CLI_ERR_NEEDS_VALUE "\n", a, "SOCKET");
 		return -EINVAL;
 	}
+	if (cmd_socket_uri_refuse(ctx,
+	                          a[1] != '-'                      ? "-c"
+	                          : strncmp(a, "--socket", 8) == 0 ? "--socket"
+	                                                           : "--connect",
+	                          ctx->socket_path) < 0)
+		return -EINVAL;
 	if (strlen(ctx->socket_path) > CLIENT_SOCKET_PATH_MAX) {
 		fprintf(ctx->err,
 		        "error: option '%.*s': the socket path is %zu bytes, longer than the %d a "
@@ -587,13 +611,16 @@ cli_usage_print(const struct cli_ctx *ctx, FILE *f)
 		if ((int)strlen(c->name) > width)
 			width = (int)strlen(c->name);
 	fprintf(f, "usage: %s [-c SOCKET] [--json] COMMAND [ARGS]\n\n", ctx->prog);
-	fprintf(f, "global options:\n"
-	           "  -c, --connect SOCKET  the daemon's control socket\n"
-	           "      --socket SOCKET   the same (vnumad's name for it)\n"
-	           "      --json            machine-readable output\n"
-	           "  -h, --help            show this help\n"
-	           "  -V, --version         show the version\n\n"
-	           "commands:\n");
+	fprintf(f,
+	        "global options:\n"
+	        "  -c, --connect SOCKET  the daemon's control socket (default $" CLIENT_SOCKET_ENV
+	        ",\n"
+	        "                        else " CLIENT_DEFAULT_SOCKET "; not a libvirt URI)\n"
+	        "      --socket SOCKET   the same (vnumad's name for it)\n"
+	        "      --json            machine-readable output\n"
+	        "  -h, --help            show this help\n"
+	        "  -V, --version         show the version\n\n"
+	        "commands:\n");
 	for (const struct cli_command *c = ctx->table; c->name != NULL; c++) {
 		fprintf(f, "  %-*s  %s\n", width, c->name, c->help);
 		cli_usage_line_print(f, width + 6, c);
@@ -624,7 +651,7 @@ cli_global_option(struct cli_ctx *ctx, int argc, char **argv, int *i)
 	           strncmp(a, "--socket=", 9) == 0) {
 		return cli_global_connect(ctx, argc, argv, i);
 	} else {
-		fprintf(ctx->err, "error: unknown option '%s'\n", a);
+		fprintf(ctx->err, "error: " CLI_ERR_UNKNOWN_OPTION "\n", a);
 		return -EINVAL;
 	}
 	return 0;
@@ -689,7 +716,7 @@ cli_help_cmd(struct cli_ctx *ctx, const struct cli_args *args)
 	}
 	c = cli_command_find(ctx->table, name);
 	if (c == NULL) {
-		fprintf(ctx->err, "error: unknown command '%s'\n", name);
+		fprintf(ctx->err, "error: " CLI_ERR_UNKNOWN_COMMAND "\n", name);
 		return -EINVAL;
 	}
 	cli_command_usage_print(ctx, c);

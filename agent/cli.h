@@ -50,6 +50,21 @@ struct cli_args {
 struct cli_command;
 
 /* What every handler gets: where to write and the global options.  Not owned by handlers. */
+/*
+ * One wording for each kind of command-line error, for every command and option (OPT as
+ * typed: "--node", "-c").  A bad value: "bad WHAT 'VALUE': want WHAT-IS-WANTED" (WHAT: the
+ * option, such as --node, or the argument, such as vCPU).
+ */
+#define CLI_ERR_UNKNOWN_OPTION  "unknown option '%s'"
+#define CLI_ERR_UNKNOWN_COMMAND "unknown command '%s'"
+#define CLI_ERR_NEEDS_VALUE     "option '%s' needs a value (%s)" /* OPT, placeholder */
+#define CLI_ERR_TAKES_NO_VALUE  "option '%s' takes no value"
+#define CLI_ERR_GIVEN_TWICE     "option '%s' given twice"
+#define CLI_ERR_MISSING_OPTION  "missing option '%s'"
+#define CLI_ERR_MISSING_ARG     "missing argument %s"
+#define CLI_ERR_UNEXPECTED_ARG  "unexpected argument '%s'"
+#define CLI_ERR_BAD_VALUE       "bad %s '%s': want %s"
+
 struct cli_ctx {
 	FILE *out;
 	FILE *err;

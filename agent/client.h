@@ -11,7 +11,9 @@
 #include "agent/proto.h"
 
 #define CLIENT_DEFAULT_SOCKET "/run/vnumad/vnumad.sock"
-#define CLIENT_TIMEOUT_MS     10000
+/* The environment variable that names the socket when -c/--connect does not (vnumactl(1)). */
+#define CLIENT_SOCKET_ENV "VNUMAD_SOCKET"
+#define CLIENT_TIMEOUT_MS 10000
 /* Longest socket path, in bytes: the sun_path of a sockaddr_un holds 108 with the NUL. */
 #define CLIENT_SOCKET_PATH_MAX 107
 

@@ -168,7 +168,18 @@ cmd_cell_format(const struct cmd_column *col, struct json_object *value, char *t
 		snprintf(text, len, "-");
 		return;
 	}
-	if (col->cell == CMD_CELL_TEXT || !cmd_json_is_number(value)) {
+	if (col->cell == CMD_CELL_NODE && cmd_json_is_number(value) &&
+	    json_object_get_int64(value) < 0) {
+		snprintf(text, len, "%s", CMD_NONE_NODE);
+		return;
+	}
+	if (col->cell == CMD_CELL_CAP && cmd_json_is_number(value) &&
+	    json_object_get_int64(value) == 0) {
+		snprintf(text, len, "%s", CMD_NONE_CAP);
+		return;
+	}
+	if (col->cell == CMD_CELL_TEXT || col->cell == CMD_CELL_NODE || col->cell == CMD_CELL_CAP ||
+	    !cmd_json_is_number(value)) {
 		cmd_value_print(value, text, len);
 		return;
 	}
@@ -329,12 +340,36 @@ cmd_status_errno(int status)
 }
 
 int
+cmd_socket_uri_refuse(struct cli_ctx *ctx, const char *origin, const char *value)
+{
+	if (strstr(value, "://") == NULL)
+		return 0;
+	return cmd_fail(ctx, -EINVAL,
+	                "%s %s: a URI, but vnumactl talks to the vnumad daemon's control socket, "
+	                "not to libvirt (the daemon is the one connected to libvirt: vnumad "
+	                "--connect %s); name the socket with -c/--socket PATH or %s=PATH "
+	                "(default %s)",
+	                origin, value, value, CLIENT_SOCKET_ENV, CLIENT_DEFAULT_SOCKET);
+}
+
+int
 cmd_connect(struct cli_ctx *ctx, struct client **out)
 {
-	const char *path = ctx->socket_path != NULL ? ctx->socket_path : CLIENT_DEFAULT_SOCKET;
+	const char *env = getenv(CLIENT_SOCKET_ENV);
+	const char *path = ctx->socket_path;
 	char err[CMD_ERR_MAX] = "";
-	int r = client_open(ctx->socket_path, out, err, sizeof(err));
-	bool absent = r == -ENOENT || r == -ECONNREFUSED;
+	bool absent;
+	int r;
+
+	if (path == NULL && env != NULL && env[0] != '\0') {
+		path = env;
+		if ((r = cmd_socket_uri_refuse(ctx, CLIENT_SOCKET_ENV, env)) < 0)
+			return r;
+	}
+	if (path == NULL)
+		path = CLIENT_DEFAULT_SOCKET;
+	r = client_open(path, out, err, sizeof(err));
+	absent = r == -ENOENT || r == -ECONNREFUSED;
 
 	if (r == 0)
 		return 0;
@@ -536,8 +571,10 @@ cmd_uint_parse(const char *s, const char *what, int64_t max, int64_t *out, char 
 	size_t n = strspn(s, "0123456789");
 
 	if (n == 0 || s[n] != '\0' || n > 18 || strtoll(s, NULL, 10) > max) {
-		snprintf(err, errlen, "bad %s '%s': want an integer from 0 to %" PRId64, what, s,
-		         max);
+		char want[64];
+
+		snprintf(want, sizeof(want), "an integer from 0 to %" PRId64, max);
+		snprintf(err, errlen, CLI_ERR_BAD_VALUE, what, s, want);
 		return -EINVAL;
 	}
 	*out = strtoll(s, NULL, 10);
@@ -552,8 +589,10 @@ cmd_seconds_parse(const char *s, const char *what, double min_s, double max_s, d
 	double v = n > 0 && n < 32 ? strtod(s, NULL) : -1.0;
 
 	if (n == 0 || s[n] != '\0' || v < min_s || v > max_s) {
-		snprintf(err, errlen, "bad %s '%s': want seconds from %g to %g", what, s, min_s,
-		         max_s);
+		char want[64];
+
+		snprintf(want, sizeof(want), "seconds from %g to %g", min_s, max_s);
+		snprintf(err, errlen, CLI_ERR_BAD_VALUE, what, s, want);
 		return -EINVAL;
 	}
 	*out = v;

@@ -32,7 +32,13 @@ enum cmd_cell {
 	CMD_CELL_FIXED, /* a number with `decimals` digits after the point */
 	CMD_CELL_GIB,   /* a MiB count shown in GiB with `decimals` digits */
 	CMD_CELL_WALL,  /* seconds since the epoch shown as local time, "Dec 03 12:30:05" */
+	CMD_CELL_NODE,  /* a node; a negative one (no node yet) shows as CMD_NONE_NODE */
+	CMD_CELL_CAP,   /* a cap; 0 (no cap) shows as CMD_NONE_CAP */
 };
+
+/* What a field shows for the "nothing" its value stands for, never the number itself. */
+#define CMD_NONE_NODE "none"
+#define CMD_NONE_CAP  "no cap"
 
 /*
  * One column of a table or one line of a field list.  key may be a path into nested objects
@@ -84,7 +90,16 @@ int cmd_fail(struct cli_ctx *ctx, int r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* -errno for a reply status (404 -> -ENOENT, 403 -> -EPERM, ...). */
 int cmd_status_errno(int status);
-/* Connect to ctx->socket_path; on failure print why (with a hint) and return -errno. */
+/*
+ * A socket named as a URI ("qemu:///system", what a virsh user gives -c): -EINVAL with an
+ * error saying that vnumactl talks to the daemon's socket, and how to name it; else 0.
+ * origin names where the value came from ("-c", "VNUMAD_SOCKET").
+ */
+int cmd_socket_uri_refuse(struct cli_ctx *ctx, const char *origin, const char *value);
+/*
+ * Connect to ctx->socket_path, else $VNUMAD_SOCKET, else CLIENT_DEFAULT_SOCKET; on failure
+ * print why (with a hint) and return -errno.
+ */
 int cmd_connect(struct cli_ctx *ctx, struct client **out);
 /*
  * Send cmd with args (not consumed) and wait for the reply, printing nothing.  0 with

@@ -79,7 +79,7 @@ static const struct cmd_column cmd_vminfo_fields[] = {
     {"memory_mib", "memory (GiB)", CMD_CELL_GIB, 1, false},
     {"home", "home nodes", CMD_CELL_TEXT, 0, false},
     {"vcpu_nodes", "vcpu nodes", CMD_CELL_TEXT, 0, false},
-    {"conv_node", "converging to", CMD_CELL_TEXT, 0, false},
+    {"conv_node", "converging to", CMD_CELL_NODE, 0, false},
     {"memory_locality", "memory locality", CMD_CELL_FIXED, 2, false},
     {"fault_locality", "fault locality", CMD_CELL_FIXED, 2, false},
     {"fault_age_s", "fault age (s)", CMD_CELL_FIXED, 0, false},
@@ -96,7 +96,7 @@ static const struct cmd_column cmd_policy_fields[] = {
     {"policy.nodes", "nodes", CMD_CELL_TEXT, 0, false},
     {"policy.placement", "placement", CMD_CELL_TEXT, 0, false},
     {"policy.migrate", "migrate", CMD_CELL_TEXT, 0, false},
-    {"policy.rate_kib_s", "rate (KiB/s)", CMD_CELL_TEXT, 0, false},
+    {"policy.rate_kib_s", "rate (KiB/s)", CMD_CELL_CAP, 0, false},
     {"policy.priority", "priority", CMD_CELL_TEXT, 0, false},
     {"policy.group", "group", CMD_CELL_TEXT, 0, false},
     {"policy_xml", "xml", CMD_CELL_TEXT, 0, false},
@@ -275,7 +275,8 @@ static const char *const cmd_policy_settings[] = {
     "mode", "nodes", "placement", "migrate", "rate", "priority", "group",
 };
 
-static const char *const cmd_policy_scopes[] = {"live", "config", "current"};
+/* The request's scope for --live --config: the running VM and its persistent definition. */
+#define CMD_POLICY_SCOPE_BOTH "live+config"
 
 void
 cmd_policy_render(struct util_buf *buf, struct json_object *data)
@@ -297,19 +298,22 @@ int
 cmd_policy_args(const struct cli_args *args, struct json_object **req, bool *change, char *err,
                 size_t errlen)
 {
+	bool live = cli_args_has(args, "live"), config = cli_args_has(args, "config");
 	const char *scope = NULL;
 
 	*change = false;
-	for (int i = 0; i < CMD_NR(cmd_policy_scopes); i++) {
-		if (!cli_args_has(args, cmd_policy_scopes[i]))
-			continue;
-		if (scope != NULL) {
-			snprintf(err, errlen, "--%s and --%s cannot be used together", scope,
-			         cmd_policy_scopes[i]);
-			return -EINVAL;
-		}
-		scope = cmd_policy_scopes[i];
+	/* As virsh: --live and --config together change both; --current goes with neither. */
+	if (cli_args_has(args, "current") && (live || config)) {
+		snprintf(err, errlen, "--%s and --current cannot be used together",
+		         live ? "live" : "config");
+		return -EINVAL;
 	}
+	if (live && config)
+		scope = CMD_POLICY_SCOPE_BOTH;
+	else if (live || config)
+		scope = live ? "live" : "config";
+	else if (cli_args_has(args, "current"))
+		scope = "current";
 	*req = cmd_args_vm(cli_args_get(args, "vm"));
 	for (int i = 0; i < CMD_NR(cmd_policy_settings); i++) {
 		const char *v = cli_args_get(args, cmd_policy_settings[i]);
@@ -330,7 +334,7 @@ cmd_policy_args(const struct cli_args *args, struct json_object **req, bool *cha
 	if (scope != NULL && !*change) {
 		json_object_put(*req);
 		snprintf(err, errlen, "--%s applies to a change: give a setting such as --mode",
-		         scope);
+		         live && config ? "live --config" : scope);
 		return -EINVAL;
 	}
 	if (scope != NULL)

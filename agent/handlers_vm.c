@@ -436,13 +436,42 @@ hv_policy_cells_check(const struct snap_vm *vm, struct json_object *args, const 
 	return PROTO_CONFLICT;
 }
 
+/* The scopes of a policy change (docs/protocol.md): live, config, current or both. */
+#define HV_SCOPE_BOTH "live+config"
+
+/*
+ * --config: merge the change onto the VM's persistent definition and store it there, for the
+ * VM's next start, as virsh's --config does.
+ */
+static enum proto_status
+hv_policy_config_set(struct daemon *d, const struct snap_vm *vm, struct json_object *args,
+                     char *err, size_t errlen)
+{
+	struct vm_policy pol, base;
+	enum proto_status st;
+	bool changed, stored;
+	char *xml;
+
+	hv_policy_base(d, vm, true, &base);
+	st = hv_policy_merge(&base, args, d->snap->nr_nodes, &pol, &changed, err, errlen);
+	if (st != PROTO_OK)
+		return st;
+	xml = vm_policy_format_xml(&pol);
+	st = hv_policy_store(d, vm, xml, false, true, &stored, err, errlen);
+	if (st == PROTO_OK)
+		daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "config: %s", xml);
+	free(xml);
+	return st;
+}
+
 static enum proto_status
 hv_policy_scope_check(const char *scope, char *err, size_t errlen)
 {
 	if (strcmp(scope, "live") == 0 || strcmp(scope, "config") == 0 ||
-	    strcmp(scope, "current") == 0)
+	    strcmp(scope, "current") == 0 || strcmp(scope, HV_SCOPE_BOTH) == 0)
 		return PROTO_OK;
-	snprintf(err, errlen, "scope: \"%s\" is not live, config or current", scope);
+	snprintf(err, errlen, "scope: \"%s\" is not live, config, current or %s", scope,
+	         HV_SCOPE_BOTH);
 	return PROTO_BAD_REQUEST;
 }
 
@@ -464,16 +493,18 @@ static enum proto_status
 hv_policy_reset(struct daemon *d, const struct snap_vm *vm, const char *scope,
                 struct json_object **data, char *err, size_t errlen)
 {
-	bool config = strcmp(scope, "config") == 0, stored;
-	enum proto_status st = hv_policy_store(d, vm, NULL, !config, config, &stored, err, errlen);
+	bool both = strcmp(scope, HV_SCOPE_BOTH) == 0, stored;
+	bool config = both || strcmp(scope, "config") == 0, live = both || !config;
+	enum proto_status st = hv_policy_store(d, vm, NULL, live, config, &stored, err, errlen);
 	struct dvm *v = daemon_vm(d, vm->id);
 
 	if (st != PROTO_OK)
 		return st;
-	if (!config && v != NULL)
+	if (live && v != NULL)
 		v->live_policy = false;
 	daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "%sreset%s",
-	             config ? "config: " : "", stored ? " (stored policy removed)" : "");
+	             config ? (live ? "live and config: " : "config: ") : "",
+	             stored ? " (stored policy removed)" : "");
 	*data = json_object_new_object();
 	json_object_object_add(*data, "vm", json_object_new_string(vm->name));
 	json_object_object_add(*data, "reset", json_object_new_string(scope));
@@ -489,7 +520,7 @@ h_policy(HANDLER_ARGS)
 	const char *scope = "live";
 	struct vm_policy pol, base;
 	struct dvm *v;
-	bool changed, stored;
+	bool changed, stored, config;
 	char *xml;
 
 	if (vm == NULL)
@@ -522,21 +553,25 @@ h_policy(HANDLER_ARGS)
 	proto_arg_string(args, "scope", &scope);
 	if ((st = hv_policy_scope_check(scope, err, errlen)) != PROTO_OK)
 		return st;
-	/* --config starts from the persistent definition, --live from the live one (as virsh) */
-	hv_policy_base(d, vm, strcmp(scope, "config") == 0, &base);
+	config = strcmp(scope, "config") == 0;
+	/* Checked before anything is stored (live+config stores config first, then live). */
+	if ((st = hv_policy_cells_check(vm, args, scope, err, errlen)) != PROTO_OK)
+		return st;
+	if (config || strcmp(scope, HV_SCOPE_BOTH) == 0) {
+		st = hv_policy_config_set(d, vm, args, err, errlen);
+		if (st != PROTO_OK || config)
+			return st == PROTO_OK ? hv_policy_show(d, vm, data) : st;
+	}
+	/* The live definition: what the change merges onto and where it is stored (as virsh). */
+	hv_policy_base(d, vm, false, &base);
 	if ((st = hv_policy_merge(&base, args, d->snap->nr_nodes, &pol, &changed, err, errlen)) !=
-	        PROTO_OK ||
-	    (st = hv_policy_cells_check(vm, args, scope, err, errlen)) != PROTO_OK)
+	    PROTO_OK)
 		return st;
 	xml = vm_policy_format_xml(&pol);
-	st = hv_policy_store(d, vm, xml, strcmp(scope, "config") != 0, strcmp(scope, "config") == 0,
-	                     &stored, err, errlen);
-	if (st != PROTO_OK || strcmp(scope, "config") == 0) {
-		/* --config changes the VM's next start only, as virsh's --config does */
-		if (st == PROTO_OK)
-			daemon_event(d, vm->id, vm->name, "policy", "admin", 0, "config: %s", xml);
+	st = hv_policy_store(d, vm, xml, true, false, &stored, err, errlen);
+	if (st != PROTO_OK) {
 		free(xml);
-		return st == PROTO_OK ? hv_policy_show(d, vm, data) : st;
+		return st;
 	}
 	v = daemon_vm(d, vm->id);
 	/*
@@ -574,6 +609,13 @@ hv_arg_nodes(struct daemon *d, struct json_object *args, const char *key, uint64
 		s = buf;
 	} else if (json_object_is_type(j, json_type_string)) {
 		s = json_object_get_string(j);
+	}
+	if (json_object_is_type(j, json_type_int) &&
+	    (json_object_get_int(j) < 0 || json_object_get_int(j) >= d->snap->nr_nodes)) {
+		/* One node asked for (migrate --node): say so, not "node list" */
+		snprintf(err, errlen, "%s: node %d is not one of this host's nodes (0-%d)", key,
+		         json_object_get_int(j), d->snap->nr_nodes - 1);
+		return PROTO_BAD_REQUEST;
 	}
 	if (s == NULL) {
 		snprintf(err, errlen, "%s: must be a node or a node list", key);

@@ -24,6 +24,15 @@
 
 /* Longest --socket path, bytes: what the config's socket_path (a sun_path) holds. */
 #define VNUMAD_SOCKET_PATH_MAX (sizeof(((struct config *)NULL)->socket_path) - 1)
+/*
+ * A simulated daemon's default directory, under $XDG_RUNTIME_DIR (or VNUMAD_SIM_BASE_DIR when
+ * that is unset or not absolute), named with our uid: it never shares the real daemon's socket
+ * or state file, nor another user's.  Created with VNUMAD_SIM_DIR_MODE.
+ */
+#define VNUMAD_SIM_BASE_DIR "/tmp"
+#define VNUMAD_SIM_DIR_MODE 0700
+#define VNUMAD_SIM_SOCKET   "vnumad.sock"
+#define VNUMAD_SIM_STATE    "state.json"
 
 struct vnumad_opts {
 	const char *check; /* -n: config file to check, "" = the default one */
@@ -204,6 +213,77 @@ vnumad_check(const char *path)
 	return 0;
 }
 
+/*
+ * The simulated daemon's own directory (see VNUMAD_SIM_BASE_DIR) into dir: created when
+ * missing, and refused unless it is a real directory of ours that no one else may enter.
+ */
+static void
+vnumad_sim_dir(char *dir, size_t len)
+{
+	const char *base = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (base == NULL || base[0] != '/')
+		base = VNUMAD_SIM_BASE_DIR;
+	if (snprintf(dir, len, "%s/vnumad-sim-%u", base, (unsigned)geteuid()) >= (int)len)
+		fatalx("--simulate: the directory under %s is too long a path; give --socket and "
+		       "--state",
+		       base);
+	if (mkdir(dir, VNUMAD_SIM_DIR_MODE) < 0 && errno != EEXIST)
+		fatal("--simulate: cannot create %s", dir);
+	if (lstat(dir, &st) < 0)
+		fatal("--simulate: %s", dir);
+	if (!S_ISDIR(st.st_mode))
+		fatalx("--simulate: %s is %s, not a directory; remove it or give --socket and "
+		       "--state",
+		       dir, S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+	if (st.st_uid != geteuid())
+		fatalx("--simulate: %s belongs to uid %u, not to us (uid %u); give --socket and "
+		       "--state",
+		       dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if ((st.st_mode & 077) != 0)
+		fatalx("--simulate: %s has mode %04o, open to others (want %04o); chmod it or give "
+		       "--socket and --state",
+		       dir, (unsigned)(st.st_mode & 07777), VNUMAD_SIM_DIR_MODE);
+}
+
+/* A simulated run's socket or state file: in dir, whatever the configuration file names. */
+static void
+vnumad_sim_path(char *path, size_t len, const char *dir, const char *name, const char *key,
+                const char *def, const char *opt)
+{
+	if (strcmp(path, def) != 0)
+		log_info(
+		    "not using %s = %s of the configuration: a simulated daemon keeps the real "
+		    "one's files untouched (%s chooses one)",
+		    key, path, opt);
+	if (snprintf(path, len, "%s/%s", dir, name) >= (int)len)
+		fatalx("--simulate: %s/%s is too long for a %s; give %s", dir, name, key, opt);
+}
+
+/*
+ * --simulate: the socket and state file not given on the command line live in the simulated
+ * daemon's directory, never where the configuration (or the built-in default) puts the real
+ * daemon's.
+ */
+static void
+vnumad_sim_paths(struct daemon *d, const struct vnumad_opts *o)
+{
+	struct config def;
+	char dir[PATH_MAX];
+
+	if (o->socket != NULL && o->state_file != NULL)
+		return;
+	config_defaults(&def);
+	vnumad_sim_dir(dir, sizeof(dir));
+	if (o->socket == NULL)
+		vnumad_sim_path(d->cfg.socket_path, sizeof(d->cfg.socket_path), dir,
+		                VNUMAD_SIM_SOCKET, "socket", def.socket_path, "--socket");
+	if (o->state_file == NULL)
+		vnumad_sim_path(d->cfg.state_file, sizeof(d->cfg.state_file), dir, VNUMAD_SIM_STATE,
+		                "state_file", def.state_file, "--state");
+}
+
 static void
 vnumad_config(struct daemon *d, const struct vnumad_opts *o)
 {
@@ -219,6 +299,8 @@ vnumad_config(struct daemon *d, const struct vnumad_opts *o)
 	else if (rc < 0)
 		fatalx("%s", err);
 	d->cfg_file = d->cfg; /* what reload compares with: the file, not the overrides */
+	if (o->have_simulate)
+		vnumad_sim_paths(d, o);
 	if (o->socket != NULL)
 		snprintf(d->cfg.socket_path, sizeof(d->cfg.socket_path), "%s", o->socket);
 	if (o->state_file != NULL)
@@ -327,6 +409,9 @@ main(int argc, char **argv)
 		daemon_fini(&d);
 		fatalx("%s", err);
 	}
+	if (d.simulate)
+		log_info("simulated host: control socket %s; for vnumactl: export VNUMAD_SOCKET=%s",
+		         d.cfg.socket_path, d.cfg.socket_path);
 	daemon_run(&d);
 	log_info("stopping");
 	daemon_fini(&d);

@@ -461,9 +461,12 @@ engine_group_emit(const struct engine *e, struct eng_vm *ev, const struct eng_gr
 	struct plan_mem_bind *b;
 
 	nodemask_format(g->home, nodes, sizeof(nodes));
-	snprintf(text, sizeof(text), "%s%s%.0d: home node%s %s chosen by fit", vm->name,
-	         g->cell >= 0 ? " cell " : "", g->cell >= 0 ? g->cell : 0, g->spanning ? "s" : "",
-	         nodes);
+	if (g->cell >= 0) /* not "%.0d", which prints cell 0 as nothing */
+		snprintf(text, sizeof(text), "%s cell %d: home node%s %s chosen by fit", vm->name,
+		         g->cell, g->spanning ? "s" : "", nodes);
+	else
+		snprintf(text, sizeof(text), "%s: home node%s %s chosen by fit", vm->name,
+		         g->spanning ? "s" : "", nodes);
 	for (int i = 0; i < g->nr_vcpus; i++) {
 		int v = g->vcpus[i];
 		uint64_t mask = g->spanning ? nodemask_of(ev->vcpu_node[v]) : g->home;
@@ -630,6 +633,27 @@ engine_advise_vm(const struct snapshot *snap, int vcpus, uint64_t mem_mib, int n
 	return one;
 }
 
+/* Why no set of nodes takes group g: its vCPUs outnumber the host's CPUs, or its memory. */
+static void
+engine_advise_short(const struct snapshot *snap, const struct eng_group *g, char *text, size_t len)
+{
+	uint64_t free_mib = 0;
+	int cpus = 0;
+
+	for (int n = 0; n < snap->nr_nodes; n++) {
+		cpus += snap->nodes[n].nr_cpus;
+		free_mib += snap->nodes[n].mem_free_mib;
+	}
+	if (g->nr_vcpus > cpus)
+		snprintf(text, len, "CPUs short: %d vCPUs, the host has %d CPUs", g->nr_vcpus,
+		         cpus);
+	else
+		snprintf(text, len,
+		         "memory short: no set of nodes has %llu MiB free for it (%llu MiB free on "
+		         "all nodes, less each node's headroom)",
+		         (unsigned long long)g->mem_mib, (unsigned long long)free_mib);
+}
+
 int
 engine_advise(void *state, const struct snapshot *snap, int vcpus, uint64_t mem_mib, int nr_cells,
               uint64_t *nodes, uint64_t *cell_nodes, char *text, size_t len)
@@ -661,8 +685,7 @@ engine_advise(void *state, const struct snapshot *snap, int vcpus, uint64_t mem_
 
 		if (set == 0) {
 			rc = -ENOSPC;
-			snprintf(text, len, "no set of nodes has %llu MiB free for it",
-			         (unsigned long long)g->mem_mib);
+			engine_advise_short(snap, g, text, len);
 			break;
 		}
 		used |= set;

@@ -37,7 +37,7 @@ EOF
 
 # Start vnumad on case $C in the background; PID; wait until it answers.  Log: $C/daemon.log.
 start() {
-	"$VNUMAD" -f "$C/vnumad.conf" --simulate default --speed 10 --socket "$C/sock" \
+	"$VNUMAD" -f "$C/vnumad.conf" --simulate default --state "$C/state.json" --speed 10 --socket "$C/sock" \
 		--foreground >>"$D/$(basename "$C").log" 2>&1 &
 	PID=$!
 	t_wait_answer "$C/sock" "$PID" "$D/$(basename "$C").log"
@@ -108,7 +108,7 @@ log_of | grep -q "restored the original affinity" || fail "no restore at the sto
 # --restore takes the same way: set aside, the understood entries put back.
 case_dir newer-restore
 cp "$D/newer.orig" "$C/state.json"
-out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --restore 2>"$D/newer-restore.log") ||
+out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --state "$C/state.json" --restore 2>"$D/newer-restore.log") ||
 	fail "--restore with a newer state file failed: $out"
 echo "$out" | grep -q "restored 1 vCPUs" || fail "--restore: $out"
 set_aside "state.json.v2.$STAMP.bad" >/dev/null
@@ -149,7 +149,7 @@ wait "$PID" 2>/dev/null || true
 jq -e --argjson p "$pins" '. as $s | $p | all(. as $x | $s.vcpus |
 	any(.vm == $x.vm and .vcpu == $x.vcpu))' "$C/state.json" >/dev/null ||
 	fail "pinned vCPUs missing from the state file after kill -9: $pins"
-out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --restore 2>>"$D/unwritable.log")
+out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --state "$C/state.json" --restore 2>>"$D/unwritable.log")
 echo "$out" | grep -q "restored [1-9][0-9]* vCPUs" || fail "--restore after kill -9: $out"
 
 # ---- a start that fails leaves the state file as it was ------------------------------------
@@ -168,7 +168,7 @@ running_pid=$PID
 # Another daemon answers on the socket: this one refuses to start, its state file untouched.
 case_dir second
 crashed_state
-"$VNUMAD" -f "$C/vnumad.conf" --simulate default --socket "$running_sock" --foreground \
+"$VNUMAD" -f "$C/vnumad.conf" --simulate default --state "$C/state.json" --socket "$running_sock" --foreground \
 	>>"$D/second.log" 2>&1 && fail "a daemon started on a socket another one serves"
 cmp -s "$C/state.json" "$C.orig" || fail "a start refused (socket served) changed the state file"
 PID=$running_pid
@@ -183,7 +183,7 @@ crashed_state
 	fail "vnumad -n accepted a control_group that names no group: $(cat "$D/nogroup.out")"
 grep -q "vnumad.conf:[0-9]*: control_group: no group 'vnumad-no-such-group'" "$D/nogroup.out" ||
 	fail "vnumad -n: $(cat "$D/nogroup.out")"
-"$VNUMAD" -f "$C/vnumad.conf" --simulate default --socket "$C/sock" --foreground \
+"$VNUMAD" -f "$C/vnumad.conf" --simulate default --state "$C/state.json" --socket "$C/sock" --foreground \
 	>>"$D/nogroup.log" 2>&1 && fail "a daemon started with a control_group that names no group"
 cmp -s "$C/state.json" "$C.orig" || fail "a start refused (control_group) changed the state file"
 
@@ -193,7 +193,7 @@ cat >"$C/state.json" <<EOF
 {"version": 1, "vcpus": [{"vm": "db-orders", "vm_id": 1000, "vcpu": 0, "tid": 1,
   "orig_nodes": "0-7"}]}
 EOF
-out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --restore 2>"$D/foreign.log") ||
+out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --state "$C/state.json" --restore 2>"$D/foreign.log") ||
 	fail "--restore of a foreign entry: $out"
 echo "$out" | grep -q "restored 1 vCPUs" || fail "--restore of a foreign entry: $out"
 grep -q "db-orders vCPU 0: its recorded nodes 0-7 are not all on this host (4 nodes): put back on every node" \

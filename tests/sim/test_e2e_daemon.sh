@@ -51,7 +51,7 @@ echo "<vnuma:policy $NS priority='20'/>" >"$D/policy.d/*.xml"
 mkfifo "$D/policy.d/analytics.xml"
 
 start_daemon() {
-	"$VNUMAD" -f "$CONF" --simulate default --speed 20 --socket "$SOCK" --foreground \
+	"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --speed 20 --socket "$SOCK" --foreground \
 		>>"$D/daemon$1.log" 2>&1 &
 	PID=$!
 	t_wait_answer "$SOCK" "$PID" "$D/daemon$1.log"
@@ -122,6 +122,20 @@ p=$(jctl place --vcpus 4 --memory 8G)
 check "$p" '.nodes | test("^[0-3]$")' "place: one node for a small VM"
 p=$(jctl place --vcpus 24 --memory 48G --cells 2)
 check "$p" '.per_cell | length == 2' "place: one node per cell"
+# What is short is named, with the numbers: CPUs (64 on the host), then memory.
+ctl place --vcpus 65 --memory 8G 2>"$D/err" && fail "place: 65 vCPUs placed on 64 CPUs"
+grep -q "no placement: CPUs short: 65 vCPUs, the host has 64 CPUs" "$D/err" ||
+	fail "place --vcpus 65: $(cat "$D/err")"
+ctl place --vcpus 8 --memory 900G 2>"$D/err" && fail "place: 900G placed"
+grep -q "no placement: memory short: no set of nodes has 921600 MiB free" "$D/err" ||
+	fail "place --memory 900G: $(cat "$D/err")"
+# One node asked for, not a node list; a negative one is a bad value of --node.
+ctl migrate web1 --node 9 2>"$D/err" && fail "migrate --node 9 on a 4-node host"
+grep -q "node 9 is not one of this host's nodes (0-3)" "$D/err" ||
+	fail "migrate --node 9: $(cat "$D/err")"
+ctl migrate web1 --node -1 2>"$D/err" && fail "migrate --node -1 accepted"
+grep -q "^error: bad --node '-1': want a non-negative integer" "$D/err" ||
+	fail "migrate --node -1: $(cat "$D/err")"
 
 e=$(jctl events --limit 5)
 check "$e" '.events | length == 5' "events --limit"
@@ -187,6 +201,11 @@ check "$(jctl policy web1)" '.policy.mode == "auto"' "policy show"
 ctl policy web1 --mode bogus 2>"$D/err" && fail "a bad policy value was accepted"
 grep -q "mode" "$D/err" || fail "bad policy: the error does not name the attribute"
 ctl policy web1 --mode auto --config 2>"$D/err" && fail "--config accepted on the sim"
+# --live --config: the sim keeps no persistent definition, so nothing changes, not even live.
+ctl policy web1 --mode off --live --config 2>"$D/err" && fail "--live --config accepted on the sim"
+grep -q "keeps no persistent domain configuration" "$D/err" ||
+	fail "--live --config on the sim: $(cat "$D/err")"
+check "$(jctl policy web1)" '.policy.mode == "auto"' "--live --config refused stored nothing live"
 ctl policy web1 --nodes 7 2>"$D/err" && fail "policy --nodes 7 accepted on a 4-node host"
 grep -q "nodes=\"7\": node 7 is not one of this host's nodes (0-3)" "$D/err" ||
 	fail "policy --nodes 7: the error does not name node 7 and the host's nodes: $(cat "$D/err")"
@@ -380,11 +399,11 @@ printf 'sample_period = 1s\nsocket_mode = 9999\nbogus_key = 1\n' >"$D/bad.conf"
 "$VNUMAD" -n "$D/bad.conf" 2>"$D/err" && fail "vnumad -n accepted a bad config"
 grep -q "bad.conf:2:" "$D/err" && grep -q "bad.conf:3:" "$D/err" ||
 	fail "vnumad -n: errors lack file:line: $(cat "$D/err")"
-"$VNUMAD" -f "$CONF" --simulate default --socket "$SOCK" --foreground >"$D/second.log" 2>&1 &&
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --socket "$SOCK" --foreground >"$D/second.log" 2>&1 &&
 	fail "a second daemon started on the same socket and state"
 # A socket path longer than a sockaddr_un holds (107 bytes) is refused, never cut to fit.
 long=$D/$(printf '%0120d' 0).sock
-"$VNUMAD" -f "$CONF" --simulate default --socket "$long" --foreground >"$D/long.log" 2>&1 &&
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --socket "$long" --foreground >"$D/long.log" 2>&1 &&
 	fail "vnumad started on a socket path of ${#long} bytes"
 grep -q "^vnumad: error: --socket: the path is ${#long} bytes, longer than the 107" "$D/long.log" ||
 	fail "vnumad --socket LONG: $(cat "$D/long.log")"
@@ -400,7 +419,7 @@ kill -9 "$PID"
 wait "$PID" 2>/dev/null || true
 PID=
 [ "$(jq '.vcpus | length' "$D/state.json")" -eq "$n" ] || fail "kill -9 lost the state"
-out=$("$VNUMAD" -f "$CONF" --simulate default --restore)
+out=$("$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --restore)
 echo "$out" | grep -q "restored [1-9][0-9]* vCPUs" || fail "--restore: $out"
 [ "$(jq '.vcpus | length' "$D/state.json")" -eq 0 ] || fail "--restore left entries behind"
 
@@ -415,10 +434,10 @@ PID=
 [ ! -e "$SOCK" ] || fail "the socket was left behind"
 
 # --- host profiles: the ideal one binds at arrival; an unknown one is refused ---------------
-"$VNUMAD" -f "$CONF" --simulate default --host-profile bogus --foreground >"$D/prof.log" 2>&1 &&
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --host-profile bogus --foreground >"$D/prof.log" 2>&1 &&
 	fail "vnumad accepted an unknown host profile"
 grep -q "unknown host profile 'bogus'" "$D/prof.log" || fail "--host-profile: $(cat "$D/prof.log")"
-"$VNUMAD" -f "$CONF" --simulate default --speed 20 --host-profile ideal --socket "$SOCK" \
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --speed 20 --host-profile ideal --socket "$SOCK" \
 	--foreground >>"$D/daemon3.log" 2>&1 &
 PID=$!
 i=0
@@ -434,7 +453,7 @@ kill -TERM "$PID"
 wait "$PID" || fail "vnumad (ideal profile) did not stop cleanly"
 PID=
 # --- fault injection: a fifth of the host's operations fail; the daemon runs on and restores
-"$VNUMAD" -f "$CONF" --simulate default --speed 20 --fault-inject rate=0.2,seed=5 \
+"$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --speed 20 --fault-inject rate=0.2,seed=5 \
 	--socket "$SOCK" --foreground >>"$D/daemon4.log" 2>&1 &
 PID=$!
 i=0
@@ -452,6 +471,6 @@ kill -TERM "$PID"
 wait "$PID" || fail "vnumad (fault injection) did not stop cleanly"
 PID=
 # What the restore at exit could not put back is kept; --restore (no faults) finishes it.
-out=$("$VNUMAD" -f "$CONF" --simulate default --restore) || fail "--restore after faults: $out"
+out=$("$VNUMAD" -f "$CONF" --simulate default --state "$D/state.json" --restore) || fail "--restore after faults: $out"
 [ "$(jq '.vcpus | length' "$D/state.json")" -eq 0 ] || fail "entries left after --restore"
 echo "e2e: all checks passed"

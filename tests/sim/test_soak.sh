@@ -78,7 +78,7 @@ log_level = warning
 EOF
 mkdir "$D/policy.d"
 
-"$VNUMAD" -f "$D/vnumad.conf" --simulate "$D/soak.json" --speed $SPEED --socket "$SOCK" \
+"$VNUMAD" -f "$D/vnumad.conf" --simulate "$D/soak.json" --state "$D/state.json" --speed $SPEED --socket "$SOCK" \
 	--foreground >"$D/daemon.log" 2>&1 &
 PID=$!
 t_wait_answer "$SOCK" "$PID" "$D/daemon.log"

@@ -36,7 +36,7 @@ restore_on_exit = yes
 log_level = warning
 CONF
 mkdir "$D/policy.d"
-"$VNUMAD" -f "$D/vnumad.conf" --simulate default --speed 20 --socket "$SOCK" --foreground \
+"$VNUMAD" -f "$D/vnumad.conf" --simulate default --state "$D/state.json" --speed 20 --socket "$SOCK" --foreground \
 	>"$D/daemon.log" 2>&1 &
 PID=$!
 t_wait_answer "$SOCK" "$PID" "$D/daemon.log"

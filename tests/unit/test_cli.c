@@ -171,7 +171,9 @@ test_option_errors(void **state)
 	r = run_cli(test_table, "probe", "vm1", "--force=yes", NULL);
 	assert_failed(&r, "error: option '--force' takes no value");
 	r = run_cli(test_table, "probe", "vm1", "--node", "two", NULL);
-	assert_failed(&r, "error: option 'two': N must be a non-negative integer");
+	assert_failed(&r, "error: bad --node 'two': want a non-negative integer\n");
+	r = run_cli(test_table, "probe", "vm1", "--node", "-1", NULL);
+	assert_failed(&r, "error: bad --node '-1': want a non-negative integer\n");
 	r = run_cli(test_table, "probe", "vm1", "--node", "1", "--node=2", NULL);
 	assert_failed(&r, "error: option '--node' given twice");
 	r = run_cli(test_table, "probe", NULL);

@@ -120,20 +120,37 @@ parse(const char *text)
 	return obj;
 }
 
-/* Render canned data with render and compare with want exactly. */
+/*
+ * Render canned data with render and compare with want: exactly, or (whole false) as a part
+ * of the text, such as one line.
+ */
 static void
-assert_render(cmd_render_fn render, const char *data_json, const char *want)
+assert_rendered(cmd_render_fn render, const char *data_json, const char *want, bool whole)
 {
 	struct json_object *data = parse(data_json);
 	struct util_buf buf = {0};
+	bool ok;
 
 	render(&buf, data);
 	assert_non_null(buf.data);
-	if (strcmp(buf.data, want) != 0)
-		fprintf(stderr, "got:\n%s\nwant:\n%s\n", buf.data, want);
-	assert_string_equal(buf.data, want);
+	ok = whole ? strcmp(buf.data, want) == 0 : strstr(buf.data, want) != NULL;
+	if (!ok)
+		fprintf(stderr, "got:\n%s\nwant%s:\n%s\n", buf.data, whole ? "" : " a part", want);
+	assert_true(ok);
 	free(buf.data);
 	json_object_put(data);
+}
+
+static void
+assert_render(cmd_render_fn render, const char *data_json, const char *want)
+{
+	assert_rendered(render, data_json, want, true);
+}
+
+static void
+assert_render_has(cmd_render_fn render, const char *data_json, const char *want)
+{
+	assert_rendered(render, data_json, want, false);
 }
 
 /* ---- running the CLI -------------------------------------------------------------------- */
@@ -276,6 +293,9 @@ test_help_lists_specs(void **state)
 			fail_msg("--help lacks '%s' or '%s'", line + 1, usage + 1);
 	}
 	assert_non_null(strstr(r.out, "vminfo VM (alias: dominfo)\n"));
+	/* Where the socket comes from without -c, and what -c is not (virsh's URI). */
+	assert_non_null(strstr(r.out, "(default $VNUMAD_SOCKET,\n"));
+	assert_non_null(strstr(r.out, "else /run/vnumad/vnumad.sock; not a libvirt URI)\n"));
 	assert_non_null(strstr(r.out, "place --vcpus N --memory SIZE [--cells K]\n"));
 	run_free(&r);
 }
@@ -362,6 +382,18 @@ test_grammar_policy(void **state)
 	    parse_cmd("policy", &a, "web1", "--mode", "off", "--live", "--current", NULL), 0);
 	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--live and --current cannot be used together"));
+	assert_int_equal(
+	    parse_cmd("policy", &a, "web1", "--config", "--current", "--mode", "off", NULL), 0);
+	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--config and --current cannot be used together"));
+	/* --live --config: both, as virsh */
+	assert_int_equal(
+	    parse_cmd("policy", &a, "web1", "--mode", "off", "--config", "--live", NULL), 0);
+	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), 0);
+	assert_request(req, "{\"vm\":\"web1\",\"mode\":\"off\",\"scope\":\"live+config\"}");
+	assert_int_equal(parse_cmd("policy", &a, "web1", "--live", "--config", NULL), 0);
+	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--live --config applies to a change"));
 	assert_int_equal(parse_cmd("policy", &a, "web1", "--config", NULL), 0);
 	assert_int_equal(cmd_policy_args(&a, &req, &change, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--config applies to a change"));
@@ -433,6 +465,29 @@ test_grammar_pin_events_place(void **state)
 }
 
 /* Bad values that only the handler can see fail before any connection is tried. */
+/* CMD --help prints what `help CMD` does and succeeds, for every command (as virsh). */
+static void
+test_command_help(void **state)
+{
+	(void)state;
+	for (const struct cli_command *c = cli_commands; c->name != NULL; c++) {
+		struct run help = run_cli("help", c->name, NULL);
+		struct run own = run_cli(c->name, "--help", NULL);
+		struct run late = run_cli(c->name, "x", "--bogus", "--help", NULL);
+
+		assert_int_equal(help.status, 0);
+		assert_int_equal(own.status, 0);
+		assert_int_equal(late.status, 0);
+		assert_string_equal(own.out, help.out);
+		assert_string_equal(late.out, help.out);
+		assert_string_equal(own.err, "");
+		assert_non_null(strstr(own.out, "usage: vnumactl "));
+		run_free(&help);
+		run_free(&own);
+		run_free(&late);
+	}
+}
+
 static void
 test_errors_before_connecting(void **state)
 {
@@ -445,8 +500,19 @@ test_errors_before_connecting(void **state)
 	assert_error(
 	    run_cli("-c", "/nonexistent/x.sock", "place", "--vcpus", "2", "--memory", "junk", NULL),
 	    "error: bad size 'junk'");
-	assert_error(run_cli("policy", "web1", "--live", "--config", "--mode", "off", NULL),
-	             "error: --live and --config cannot be used together\n");
+	/* A libvirt URI, as virsh -c takes: vnumactl names the daemon's socket instead. */
+	assert_error(run_cli("-c", "qemu:///system", "list", NULL),
+	             "error: -c qemu:///system: a URI, but vnumactl talks to the vnumad daemon's "
+	             "control socket, not to libvirt (the daemon is the one connected to libvirt: "
+	             "vnumad --connect qemu:///system); name the socket with -c/--socket PATH or "
+	             "VNUMAD_SOCKET=PATH (default /run/vnumad/vnumad.sock)\n");
+	assert_error(run_cli("--socket=qemu+ssh://h/system", "list", NULL),
+	             "error: --socket qemu+ssh://h/system: a URI");
+	setenv("VNUMAD_SOCKET", "qemu:///session", 1);
+	assert_error(run_cli("list", NULL), "error: VNUMAD_SOCKET qemu:///session: a URI");
+	unsetenv("VNUMAD_SOCKET");
+	assert_error(run_cli("policy", "web1", "--current", "--config", "--mode", "off", NULL),
+	             "error: --config and --current cannot be used together\n");
 	assert_error(run_cli("policy", "web1", "--mode", "fast", NULL),
 	             "error: option '--mode': 'fast' is not one of auto|advisory|manual|off\n");
 	assert_error(run_cli("pin", "db1", "1", NULL), "error: missing argument NODE\n");
@@ -760,6 +826,31 @@ test_render_vminfo_residency(void **state)
 	json_object_put(data);
 }
 
+/* Sentinels are never shown: no convergence node yet is "none", rate 0 is "no cap". */
+static void
+test_render_no_sentinels(void **state)
+{
+	(void)state;
+	assert_render(cmd_policy_render,
+	              "{\"vm\":\"db1\",\"source\":\"default\",\"policy\":{\"rate_kib_s\":0}}",
+	              "vm:           db1\n"
+	              "source:       default\n"
+	              "mode:         -\n"
+	              "nodes:        -\n"
+	              "placement:    -\n"
+	              "migrate:      -\n"
+	              "rate (KiB/s): no cap\n"
+	              "priority:     -\n"
+	              "group:        -\n"
+	              "xml:          -\n");
+	assert_render_has(cmd_policy_render, "{\"vm\":\"db1\",\"policy\":{\"rate_kib_s\":2048}}",
+	                  "rate (KiB/s): 2048\n");
+	assert_render_has(cmd_vminfo_render, "{\"id\":1,\"name\":\"db1\",\"conv_node\":-1}",
+	                  "converging to:    none\n");
+	assert_render_has(cmd_vminfo_render, "{\"id\":1,\"name\":\"db1\",\"conv_node\":0}",
+	                  "converging to:    0\n");
+}
+
 static void
 test_render_vminfo(void **state)
 {
@@ -881,7 +972,7 @@ test_render_policy_place(void **state)
 	              "nodes:        all\n"
 	              "placement:    compact\n"
 	              "migrate:      no\n"
-	              "rate (KiB/s): 0\n"
+	              "rate (KiB/s): no cap\n"
 	              "priority:     50\n"
 	              "group:        web\n"
 	              "xml:          <vnuma:policy mode='advisory'/>\n"
@@ -1325,6 +1416,8 @@ main(void)
 	    cmocka_unit_test(test_render_vminfo_cells),
 	    cmocka_unit_test(test_render_vminfo_residency),
 	    cmocka_unit_test(test_render_vminfo),
+	    cmocka_unit_test(test_render_no_sentinels),
+	    cmocka_unit_test(test_command_help),
 	    cmocka_unit_test(test_render_host),
 	    cmocka_unit_test(test_render_events),
 	    cmocka_unit_test(test_render_policy_place),

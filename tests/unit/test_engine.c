@@ -130,6 +130,16 @@ find_bind(const struct plan *plan, int vm_id, uint64_t start_mib)
 	return NULL;
 }
 
+/* Whether a pin of VM vm_id has a reason text holding part. */
+static bool
+pin_text_has(const struct plan *plan, int vm_id, const char *part)
+{
+	for (size_t i = 0; i < plan->nr_pins; i++)
+		if (plan->pins[i].vm_id == vm_id && strstr(plan->pins[i].why.text, part) != NULL)
+			return true;
+	return false;
+}
+
 /* Rule: placement='cells' gives one group (and home node) per guest cell, at arrival. */
 static void
 test_groups_per_cell(void **state)
@@ -157,6 +167,10 @@ test_groups_per_cell(void **state)
 	assert_int_equal(b1->len_mib, 2 * GIB);
 	assert_int_equal(b0->nodes, home0);
 	assert_int_equal(b1->nodes, home1);
+	/* Each cell named in the reason, cell 0 too (not "cell :"). */
+	assert_true(pin_text_has(plan, vm->id, " cell 0: home node"));
+	assert_true(pin_text_has(plan, vm->id, " cell 1: home node"));
+	assert_false(pin_text_has(plan, vm->id, "cell :"));
 }
 
 /* Rule: without placement='cells' the VM is one group even if its guest has cells. */

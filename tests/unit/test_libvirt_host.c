@@ -242,19 +242,30 @@ stored_policy(struct host *h, int vm_id, bool config, struct vm_policy *p)
 	free(xml);
 }
 
-/* `vnumactl policy test --priority 20 [--config]` through the daemon's handler. */
+/* The policy stored in the live (config false) or persistent definition has mode and priority. */
 static void
-policy_set_priority(struct daemon *d, const char *scope)
+assert_stored(struct host *h, int vm_id, bool config, enum vm_policy_mode mode, int priority)
+{
+	struct vm_policy p;
+
+	stored_policy(h, vm_id, config, &p);
+	assert_int_equal(p.mode, mode);
+	assert_int_equal(p.priority, priority);
+}
+
+/* `vnumactl policy test --priority N [--live] [--config]` through the daemon's handler. */
+static void
+policy_set_priority(struct daemon *d, const char *priority, const char *scope)
 {
 	const struct control_peer peer = {.may_write = true};
 	struct json_object *args = json_object_new_object(), *data = NULL;
 	char err[512] = "";
 
 	json_object_object_add(args, "vm", json_object_new_string("test"));
-	json_object_object_add(args, "priority", json_object_new_string("20"));
+	json_object_object_add(args, "priority", json_object_new_string(priority));
 	json_object_object_add(args, "scope", json_object_new_string(scope));
 	if (h_policy(d, NULL, &peer, args, &data, err, sizeof(err)) != PROTO_OK)
-		fail_msg("policy --priority 20 --%s: %s", scope, err);
+		fail_msg("policy --priority %s, scope %s: %s", priority, scope, err);
 	json_object_put(data);
 	json_object_put(args);
 }
@@ -263,7 +274,6 @@ static void
 test_policy_scopes(void **state)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
-	struct vm_policy p;
 	struct tree t;
 	int id;
 
@@ -284,19 +294,20 @@ test_policy_scopes(void **state)
 	assert_int_equal(daemon_snap_vm(d, "test")->policy.mode, VM_POLICY_MODE_MANUAL);
 
 	/* --config: the persistent mode stays advisory (not the live manual) */
-	policy_set_priority(d, "config");
-	stored_policy(d->host, id, true, &p);
-	assert_int_equal(p.mode, VM_POLICY_MODE_ADVISORY);
-	assert_int_equal(p.priority, 20);
-	stored_policy(d->host, id, false, &p);
-	assert_int_equal(p.mode, VM_POLICY_MODE_MANUAL);
-	assert_int_equal(p.priority, 50); /* the live one untouched (the default priority) */
+	policy_set_priority(d, "20", "config");
+	assert_stored(d->host, id, true, VM_POLICY_MODE_ADVISORY, 20);
+	/* the live one untouched (the default priority) */
+	assert_stored(d->host, id, false, VM_POLICY_MODE_MANUAL, 50);
 
 	/* --live after that: from the live definition, mode manual kept */
-	policy_set_priority(d, "live");
-	stored_policy(d->host, id, false, &p);
-	assert_int_equal(p.mode, VM_POLICY_MODE_MANUAL);
-	assert_int_equal(p.priority, 20);
+	policy_set_priority(d, "20", "live");
+	assert_stored(d->host, id, false, VM_POLICY_MODE_MANUAL, 20);
+
+	/* --live --config: both changed, each merged onto its own definition (as virsh) */
+	policy_set_priority(d, "30", "live+config");
+	assert_stored(d->host, id, true, VM_POLICY_MODE_ADVISORY, 30);
+	assert_stored(d->host, id, false, VM_POLICY_MODE_MANUAL, 30);
+	assert_int_equal(daemon_snap_vm(d, "test")->policy.priority, 30);
 
 	snapshot_free(d->snap);
 	d->host->ops->close(d->host);
