@@ -5,11 +5,13 @@
 # --fuzz: also clang and its libFuzzer runtime, for `make fuzz` only (docs/fuzzing.md).
 set -eu
 
-# Build: compiler and tools, the libraries vnumad links against, cmocka for unit tests.
+# Build: compiler and tools, the libraries vnumad and vnumactl (libedit) link against,
+# cmocka for unit tests.
 PKGS="gcc make cmake pkg-config clang-format jq \
-libhwloc-dev libjson-c-dev libxml2-dev libvirt-dev libcmocka-dev"
-# Tests: systemd-analyze checks the unit's system call filter (tests/sim/test_unit_file.sh).
-PKGS="$PKGS systemd"
+libhwloc-dev libjson-c-dev libxml2-dev libvirt-dev libcmocka-dev libedit-dev"
+# Tests: systemd-analyze checks the unit's system call filter (tests/sim/test_unit_file.sh);
+# tmux gives the interactive shell a terminal (tests/sim/test_shell_pty.sh).
+PKGS="$PKGS systemd tmux"
 # make fuzz: clang builds the targets; libclang-rt-14-dev holds libFuzzer and the sanitizer
 # runtimes (Debian 12's clang is 14).
 if [ "${1:-}" = --fuzz ]; then

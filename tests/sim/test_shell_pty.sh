@@ -1,0 +1,134 @@
+#!/bin/sh
+# test_shell_pty.sh - vnumactl's interactive shell on a terminal: tmux panes of 80x24 and then
+# 200x50, against a simulated daemon on a private socket.  Up recalls the last command (and,
+# in the second session, the first session's, from the history file); Tab completes a command
+# prefix and a VM name (asked of the daemon); Ctrl-C at the prompt drops the line and the
+# shell goes on; Ctrl-C stops events --follow and the shell goes on; Ctrl-D leaves with status
+# 0; the history file is mode 0600.  Every wait polls the screen, up to 30 s.  Skips (77)
+# without tmux.
+set -eu
+
+command -v tmux >/dev/null 2>&1 || {
+	echo "SKIP: no tmux"
+	exit 77
+}
+B=${VNUMAD_BINDIR:?}
+VNUMAD=$B/agent/vnumad
+CTL=$B/agent/vnumactl
+D=$(mktemp -d)
+SOCK=$D/sock
+PID=
+TMUX_PID=
+T_PID_VARS="PID TMUX_PID"
+. "$(dirname "$0")/lib.sh"
+
+# A private tmux server (its socket in $D), with no user configuration.
+tm() { tmux -S "$D/tmux.sock" -f /dev/null "$@"; }
+screen() { tm capture-pane -p -J -S - -t vn; }
+# fail_screen WHAT: fail, showing the pane first (the cleanup kills tmux before the logs).
+fail_screen() {
+	echo "--- screen ---" >&2
+	screen >&2 2>/dev/null || true
+	fail "$@"
+}
+
+# wait_for PATTERN COUNT WHAT: until COUNT lines of the pane and its scrollback match the
+# extended regular expression PATTERN; fails after 30 s.
+wait_for() {
+	i=0
+	until [ "$(screen | grep -Ec -- "$1")" -ge "$2" ]; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail_screen "$3: no $2 lines matching '$1' after 30 s"
+		sleep 0.1
+	done
+}
+# wait_prompt WHAT: until the last line shown is an empty prompt.
+wait_prompt() {
+	i=0
+	until screen | sed '/^$/d' | tail -n 1 | grep -Eqx 'vnumactl # ?'; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail_screen "$1: no prompt after 30 s"
+		sleep 0.1
+	done
+}
+
+t_sim_conf "$D/vnumad.conf"
+mkdir "$D/home"
+"$VNUMAD" -f "$D/vnumad.conf" --simulate default --speed 20 --socket "$SOCK" --foreground \
+	>"$D/daemon.log" 2>&1 &
+PID=$!
+t_wait_answer "$SOCK" "$PID" "$D/daemon.log"
+"$CTL" -c "$SOCK" list | grep -q ' db-orders ' || fail "the simulated host has no db-orders"
+
+HIST=$D/state/vnumactl/history
+# session COLUMNS ROWS: start the shell in a new pane of that size.
+session() {
+	tm new-session -d -s vn -x "$1" -y "$2" \
+		"env -u VNUMACTL_HISTFILE HOME='$D/home' XDG_STATE_HOME='$D/state' TERM=xterm \
+		'$CTL' -c '$SOCK'; echo \"shell-exited \$?\"; exec sleep 600"
+	TMUX_PID=$(tm display-message -p '#{pid}')
+	wait_prompt "the shell at $1x$2 did not start"
+}
+# status_runs N WHAT: type status and wait for the Nth answer of the session, then the prompt.
+status_runs() {
+	tm send-keys -t vn 'status' Enter
+	wait_for '^rounds: ' "$1" "$2"
+	wait_prompt "no prompt after status"
+}
+# Ctrl-D leaves with status 0; then the pane is dropped.
+leave() {
+	tm send-keys -t vn C-d
+	wait_for '^shell-exited 0$' 1 "Ctrl-D did not end the shell with status 0"
+	tm kill-server
+	TMUX_PID=
+}
+
+# ---- 80x24 --------------------------------------------------------------------------------
+session 80 24
+status_runs 1 "status did not answer"
+tm send-keys -t vn Up
+wait_for '^vnumactl # status$' 2 "Up did not recall 'status'"
+tm send-keys -t vn Enter
+wait_for '^rounds: ' 2 "the recalled status did not run"
+wait_prompt "no prompt after the recalled status"
+
+tm send-keys -t vn 'vmi' Tab
+wait_for '^vnumactl # vminfo ?$' 1 "Tab did not complete 'vmi' to 'vminfo'"
+tm send-keys -t vn 'db-o' Tab
+wait_for '^vnumactl # vminfo db-orders ?$' 1 "Tab did not complete the VM name 'db-o'"
+tm send-keys -t vn Enter
+wait_for '^name: +db-orders$' 1 "the completed vminfo did not run"
+wait_prompt "no prompt after vminfo"
+
+tm send-keys -t vn 'bogus-dropped' C-c
+wait_for '\^C$' 1 "Ctrl-C at the prompt showed no ^C"
+wait_prompt "no new prompt after Ctrl-C"
+status_runs 3 "the shell did not go on after Ctrl-C at the prompt"
+! screen | grep -q "unknown command 'bogus-dropped'" || fail "Ctrl-C ran the dropped line"
+
+tm send-keys -t vn 'events --follow' Enter
+wait_for ' seq ' 1 "events --follow showed nothing"
+tm send-keys -t vn C-c
+wait_prompt "Ctrl-C did not stop events --follow"
+status_runs 4 "the shell did not go on after Ctrl-C stopped events --follow"
+leave
+
+[ -f "$HIST" ] || fail "no history file $HIST"
+[ "$(stat -c %a "$HIST")" = 600 ] || fail "history file mode $(stat -c %a "$HIST"), not 600"
+grep -q 'vminfo' "$HIST" || fail "vminfo is not in the history file"
+
+# ---- 200x50: history from the first session --------------------------------------------
+session 200 50
+tm send-keys -t vn Up
+wait_for '^vnumactl # status$' 1 "Up did not recall the last session's 'status'"
+tm send-keys -t vn C-u 'nodei' Tab
+wait_for '^vnumactl # nodeinfo ?$' 1 "Tab did not complete 'nodei' at 200x50"
+tm send-keys -t vn C-u 'vminfo db-o' Tab Enter
+wait_for '^name: +db-orders$' 1 "vminfo db-o<Tab> did not run at 200x50"
+wait_prompt "no prompt after vminfo"
+tm send-keys -t vn C-c
+wait_prompt "no new prompt after Ctrl-C on an empty line"
+status_runs 1 "the shell did not go on after Ctrl-C at 200x50"
+leave
+[ "$(stat -c %a "$HIST")" = 600 ] || fail "history file mode $(stat -c %a "$HIST") after a rewrite"
+echo "ok: shell on a terminal at 80x24 and 200x50"
