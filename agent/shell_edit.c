@@ -413,6 +413,7 @@ shell_edit_open(struct cli_ctx *ctx, FILE *in)
 	el_set(e->el, EL_ADDFN, SHELL_EDIT_COMPLETE_FN, "complete a command, option or VM",
 	       shell_edit_complete);
 	el_set(e->el, EL_BIND, "^I", SHELL_EDIT_COMPLETE_FN, NULL);
+	el_set(e->el, EL_BIND, "^R", "em-inc-search-prev", NULL); /* as in bash */
 	el_source(e->el, NULL); /* the user's ~/.editrc, if any, may rebind keys */
 	e->hist_path = shell_edit_hist_path();
 	shell_edit_hist_load(e);

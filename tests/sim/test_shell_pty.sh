@@ -4,8 +4,9 @@
 # in the second session, the first session's, from the history file); Tab completes a command
 # prefix and a VM name (asked of the daemon); Ctrl-C at the prompt drops the line and the
 # shell goes on; Ctrl-C stops events --follow and the shell goes on; Ctrl-D leaves with status
-# 0; the history file is mode 0600.  Every wait polls the screen, up to 30 s.  Skips (77)
-# without tmux.
+# 0; the history file is mode 0600; an unusable history file costs one warning and nothing
+# else; VNUMACTL_HISTFILE set and empty writes no file.  Every wait polls the screen, up to
+# 30 s.  Skips (77) without tmux.
 set -eu
 
 command -v tmux >/dev/null 2>&1 || {
@@ -22,8 +23,10 @@ TMUX_PID=
 T_PID_VARS="PID TMUX_PID"
 . "$(dirname "$0")/lib.sh"
 
-# A private tmux server (its socket in $D), with no user configuration.
-tm() { tmux -S "$D/tmux.sock" -f /dev/null "$@"; }
+# A private tmux server per session (its socket in $D: a server being killed may still hold
+# the last one's), with no user configuration.
+TM_N=0
+tm() { tmux -S "$D/tmux$TM_N.sock" -f /dev/null "$@"; }
 screen() { tm capture-pane -p -J -S - -t vn; }
 # fail_screen WHAT: fail, showing the pane first (the cleanup kills tmux before the logs).
 fail_screen() {
@@ -61,11 +64,13 @@ t_wait_answer "$SOCK" "$PID" "$D/daemon.log"
 "$CTL" -c "$SOCK" list | grep -q ' db-orders ' || fail "the simulated host has no db-orders"
 
 HIST=$D/state/vnumactl/history
-# session COLUMNS ROWS: start the shell in a new pane of that size.
+# session COLUMNS ROWS [ENV]: start the shell in a new pane of that size; ENV is more
+# NAME=value words for env (quoted for the pane's sh).
 session() {
+	TM_N=$((TM_N + 1))
 	tm new-session -d -s vn -x "$1" -y "$2" \
 		"env -u VNUMACTL_HISTFILE HOME='$D/home' XDG_STATE_HOME='$D/state' TERM=xterm \
-		'$CTL' -c '$SOCK'; echo \"shell-exited \$?\"; exec sleep 600"
+		${3:-} '$CTL' -c '$SOCK'; echo \"shell-exited \$?\"; exec sleep 600"
 	TMUX_PID=$(tm display-message -p '#{pid}')
 	wait_prompt "the shell at $1x$2 did not start"
 }
@@ -100,6 +105,8 @@ tm send-keys -t vn Enter
 wait_for '^name: +db-orders$' 1 "the completed vminfo did not run"
 wait_prompt "no prompt after vminfo"
 
+# Keys typed after Ctrl-C before the shell saw it would be dropped with the line: wait for
+# the ^C before typing on.
 tm send-keys -t vn 'bogus-dropped' C-c
 wait_for '\^C$' 1 "Ctrl-C at the prompt showed no ^C"
 wait_prompt "no new prompt after Ctrl-C"
@@ -127,8 +134,25 @@ tm send-keys -t vn C-u 'vminfo db-o' Tab Enter
 wait_for '^name: +db-orders$' 1 "vminfo db-o<Tab> did not run at 200x50"
 wait_prompt "no prompt after vminfo"
 tm send-keys -t vn C-c
+wait_for '\^C$' 1 "Ctrl-C on an empty line showed no ^C"
 wait_prompt "no new prompt after Ctrl-C on an empty line"
 status_runs 1 "the shell did not go on after Ctrl-C at 200x50"
 leave
 [ "$(stat -c %a "$HIST")" = 600 ] || fail "history file mode $(stat -c %a "$HIST") after a rewrite"
+
+# ---- a history file that cannot be used: one warning, and the shell goes on ---------------
+: >"$D/not-a-dir"
+session 80 24 "VNUMACTL_HISTFILE='$D/not-a-dir/history'"
+wait_for 'warning: cannot read .*not-a-dir/history' 1 "no warning for an unusable history file"
+status_runs 1 "status did not answer with an unusable history file"
+status_runs 2 "status did not answer twice with an unusable history file"
+[ "$(screen | grep -c 'warning:')" = 1 ] || fail_screen "not exactly one history warning"
+leave
+
+# ---- VNUMACTL_HISTFILE set and empty: no file at all -----------------------------------
+rm -rf "$D/state"
+session 80 24 "VNUMACTL_HISTFILE="
+status_runs 1 "status did not answer without a history file"
+leave
+[ ! -e "$D/state" ] || fail "VNUMACTL_HISTFILE= still wrote $(find "$D/state")"
 echo "ok: shell on a terminal at 80x24 and 200x50"
