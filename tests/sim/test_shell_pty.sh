@@ -65,12 +65,12 @@ t_wait_answer "$SOCK" "$PID" "$D/daemon.log"
 
 HIST=$D/state/vnumactl/history
 # session COLUMNS ROWS [ENV]: start the shell in a new pane of that size; ENV is more
-# NAME=value words for env (quoted for the pane's sh).
+# NAME=value words for env (quoted for the pane's sh).  The socket is $SHELL_SOCK if set.
 session() {
 	TM_N=$((TM_N + 1))
 	tm new-session -d -s vn -x "$1" -y "$2" \
 		"env -u VNUMACTL_HISTFILE HOME='$D/home' XDG_STATE_HOME='$D/state' TERM=xterm \
-		${3:-} '$CTL' -c '$SOCK'; echo \"shell-exited \$?\"; exec sleep 600"
+		${3:-} '$CTL' -c '${SHELL_SOCK:-$SOCK}'; echo \"shell-exited \$?\"; exec sleep 600"
 	TMUX_PID=$(tm display-message -p '#{pid}')
 	wait_prompt "the shell at $1x$2 did not start"
 }
@@ -155,4 +155,15 @@ session 80 24 "VNUMACTL_HISTFILE="
 status_runs 1 "status did not answer without a history file"
 leave
 [ ! -e "$D/state" ] || fail "VNUMACTL_HISTFILE= still wrote $(find "$D/state")"
+# ---- no daemon: commands still complete, a VM completes to nothing and prints nothing -----
+SHELL_SOCK=$D/no-daemon.sock
+session 80 24
+tm send-keys -t vn 'vmi' Tab
+wait_for '^vnumactl # vminfo ?$' 1 "Tab did not complete 'vmi' with no daemon"
+tm send-keys -t vn 'd' Tab 'X'
+wait_for '^vnumactl # vminfo dX$' 1 "Tab on a VM with no daemon changed the line"
+! screen | grep -Eq 'error|cannot|warning' || fail_screen "Tab with no daemon printed an error"
+tm send-keys -t vn C-u
+leave
+SHELL_SOCK=
 echo "ok: shell on a terminal at 80x24 and 200x50"
