@@ -309,9 +309,12 @@ shell_edit_getc(EditLine *el, wchar_t *wc)
 
 	el_get(el, EL_CLIENTDATA, &e);
 	for (;;) {
-		ssize_t n = read(e->in_fd, &byte, 1);
+		ssize_t n;
 		size_t got;
 
+		if (cmd_signal_caught(false) == SIGINT)
+			return -1; /* came while Tab waited for the daemon: not at a read */
+		n = read(e->in_fd, &byte, 1);
 		if (n == 0)
 			return 0;
 		if (n < 0 && errno == EINTR && cmd_signal_caught(false) != SIGINT)

@@ -155,15 +155,23 @@ session 80 24 "VNUMACTL_HISTFILE="
 status_runs 1 "status did not answer without a history file"
 leave
 [ ! -e "$D/state" ] || fail "VNUMACTL_HISTFILE= still wrote $(find "$D/state")"
-# ---- no daemon: commands still complete, a VM completes to nothing and prints nothing -----
+# ---- no daemon, and a daemon that does not answer (stopped): commands still complete, a VM
+# completes to nothing, nothing is printed, and the shell does not hang on it ---------------
+# no_vm_names WHAT
+no_vm_names() {
+	session 80 24
+	tm send-keys -t vn 'vmi' Tab
+	wait_for '^vnumactl # vminfo ?$' 1 "Tab did not complete 'vmi' with $1"
+	tm send-keys -t vn 'd' Tab 'X'
+	wait_for '^vnumactl # vminfo dX$' 1 "Tab on a VM with $1 changed the line"
+	! screen | grep -Eq 'error|cannot|warning' || fail_screen "Tab with $1 printed an error"
+	tm send-keys -t vn C-u
+	leave
+}
 SHELL_SOCK=$D/no-daemon.sock
-session 80 24
-tm send-keys -t vn 'vmi' Tab
-wait_for '^vnumactl # vminfo ?$' 1 "Tab did not complete 'vmi' with no daemon"
-tm send-keys -t vn 'd' Tab 'X'
-wait_for '^vnumactl # vminfo dX$' 1 "Tab on a VM with no daemon changed the line"
-! screen | grep -Eq 'error|cannot|warning' || fail_screen "Tab with no daemon printed an error"
-tm send-keys -t vn C-u
-leave
+no_vm_names "no daemon"
 SHELL_SOCK=
+kill -STOP "$PID"
+no_vm_names "a stopped daemon"
+kill -CONT "$PID"
 echo "ok: shell on a terminal at 80x24 and 200x50"
