@@ -3,7 +3,7 @@
 # 200x50, against a simulated daemon on a private socket.  Up recalls the last command (and,
 # in the second session, the first session's, from the history file); Tab completes a command
 # prefix and a VM name (asked of the daemon); Ctrl-C at the prompt drops the line and the
-# shell goes on; Ctrl-C stops events --follow and the shell goes on; Ctrl-D leaves with status
+# shell goes on; Ctrl-C stops events --follow, top and a waiting migrate, and the shell goes on; Ctrl-D leaves with status
 # 0; the history file is mode 0600; an unusable history file costs one warning and nothing
 # else; VNUMACTL_HISTFILE set and empty writes no file.  Every wait polls the screen, up to
 # 30 s.  Skips (77) without tmux.
@@ -137,6 +137,19 @@ tm send-keys -t vn C-c
 wait_for '\^C$' 1 "Ctrl-C on an empty line showed no ^C"
 wait_prompt "no new prompt after Ctrl-C on an empty line"
 status_runs 1 "the shell did not go on after Ctrl-C at 200x50"
+
+# Ctrl-C stops top and a migrate that waits for the memory; the shell goes on.
+tm send-keys -t vn 'top' Enter
+wait_for '^vnumad .* backend sim' 1 "top showed nothing"
+tm send-keys -t vn C-c
+wait_prompt "Ctrl-C did not stop top"
+status_runs 2 "the shell did not go on after Ctrl-C stopped top"
+tm send-keys -t vn 'migrate hpc-wide --node 3' Enter
+wait_for '\] +[0-9]+%' 1 "migrate showed no progress bar"
+tm send-keys -t vn C-c
+wait_for 'stopped waiting; vnumad goes on moving hpc-wide' 1 "Ctrl-C did not stop migrate"
+wait_prompt "no prompt after Ctrl-C stopped migrate"
+status_runs 3 "the shell did not go on after Ctrl-C stopped migrate"
 leave
 [ "$(stat -c %a "$HIST")" = 600 ] || fail "history file mode $(stat -c %a "$HIST") after a rewrite"
 
