@@ -53,7 +53,8 @@ void shell_editor_set(const struct shell_editor *editor);
  * Read and run lines from in until quit or end of input.  Returns 0.  When in is a terminal,
  * lines come through the registered editor, and SIGINT is caught for the whole session:
  * Ctrl-C at the prompt drops the line and prompts again, and the commands that wait (migrate,
- * events --follow, top) stop on it and return to the prompt; others run to their end.
+ * events --follow, top) and simulate (between balancers) stop on it and return to the
+ * prompt; others run to their end.
  */
 int shell_run(struct cli_ctx *ctx, FILE *in);
 

@@ -2,11 +2,12 @@
 # test_shell_pty.sh - vnumactl's interactive shell on a terminal: tmux panes of 80x24 and then
 # 200x50, against a simulated daemon on a private socket.  Up recalls the last command (and,
 # in the second session, the first session's, from the history file); Tab completes a command
-# prefix and a VM name (asked of the daemon); Ctrl-C at the prompt drops the line and the
-# shell goes on; Ctrl-C stops events --follow, top and a waiting migrate, and the shell goes on; Ctrl-D leaves with status
-# 0; the history file is mode 0600; an unusable history file costs one warning and nothing
-# else; VNUMACTL_HISTFILE set and empty writes no file.  Every wait polls the screen, up to
-# 30 s.  Skips (77) without tmux.
+# prefix and a VM name (asked of the daemon; with no daemon or a stopped one, nothing and no
+# message); Ctrl-C at the prompt drops the line and the shell goes on; Ctrl-C stops events
+# --follow, top, a waiting migrate and simulate, and the shell goes on; Ctrl-D leaves with status 0;
+# the history file is mode 0600; an unusable history file costs one warning and nothing else;
+# VNUMACTL_HISTFILE set and empty writes no file.  Every wait polls the screen, up to 30 s.
+# Skips (77) without tmux.
 set -eu
 
 command -v tmux >/dev/null 2>&1 || {
@@ -14,6 +15,7 @@ command -v tmux >/dev/null 2>&1 || {
 	exit 77
 }
 B=${VNUMAD_BINDIR:?}
+: "${VNUMAD_SRCDIR:?}"
 VNUMAD=$B/agent/vnumad
 CTL=$B/agent/vnumactl
 D=$(mktemp -d)
@@ -150,6 +152,13 @@ tm send-keys -t vn C-c
 wait_for 'stopped waiting; vnumad goes on moving hpc-wide' 1 "Ctrl-C did not stop migrate"
 wait_prompt "no prompt after Ctrl-C stopped migrate"
 status_runs 3 "the shell did not go on after Ctrl-C stopped migrate"
+# and simulate between two balancers (240 VMs: long enough to be stopped).
+tm send-keys -t vn "simulate '$VNUMAD_SRCDIR/tests/sim/12-cloud-240vms.json'" Enter
+wait_for 'simulating ' 1 "simulate showed no progress"
+tm send-keys -t vn C-c
+wait_for '^error: interrupted$' 1 "Ctrl-C did not stop simulate"
+wait_prompt "no prompt after Ctrl-C stopped simulate"
+status_runs 4 "the shell did not go on after Ctrl-C stopped simulate"
 leave
 [ "$(stat -c %a "$HIST")" = 600 ] || fail "history file mode $(stat -c %a "$HIST") after a rewrite"
 
