@@ -82,6 +82,17 @@ status_runs() {
 	wait_for '^rounds: ' "$1" "$2"
 	wait_prompt "no prompt after status"
 }
+# interrupt N COMMAND RUNNING STOPPED: type COMMAND, wait until the screen shows RUNNING,
+# Ctrl-C, wait for STOPPED (a pattern, or '' for nothing more than the prompt), and check that
+# the shell goes on (the Nth status of the session).
+interrupt() {
+	tm send-keys -t vn "$2" Enter
+	wait_for "$3" 1 "$2 showed no '$3'"
+	tm send-keys -t vn C-c
+	[ -z "$4" ] || wait_for "$4" 1 "Ctrl-C did not stop $2"
+	wait_prompt "Ctrl-C did not bring the prompt back after $2"
+	status_runs "$1" "the shell did not go on after Ctrl-C stopped $2"
+}
 # Ctrl-D leaves with status 0; then the pane is dropped.
 leave() {
 	tm send-keys -t vn C-d
@@ -115,11 +126,7 @@ wait_prompt "no new prompt after Ctrl-C"
 status_runs 3 "the shell did not go on after Ctrl-C at the prompt"
 ! screen | grep -q "unknown command 'bogus-dropped'" || fail "Ctrl-C ran the dropped line"
 
-tm send-keys -t vn 'events --follow' Enter
-wait_for ' seq ' 1 "events --follow showed nothing"
-tm send-keys -t vn C-c
-wait_prompt "Ctrl-C did not stop events --follow"
-status_runs 4 "the shell did not go on after Ctrl-C stopped events --follow"
+interrupt 4 'events --follow' ' seq ' ''
 leave
 
 [ -f "$HIST" ] || fail "no history file $HIST"
@@ -139,26 +146,13 @@ tm send-keys -t vn C-c
 wait_for '\^C$' 1 "Ctrl-C on an empty line showed no ^C"
 wait_prompt "no new prompt after Ctrl-C on an empty line"
 status_runs 1 "the shell did not go on after Ctrl-C at 200x50"
-
-# Ctrl-C stops top and a migrate that waits for the memory; the shell goes on.
-tm send-keys -t vn 'top' Enter
-wait_for '^vnumad .* backend sim' 1 "top showed nothing"
-tm send-keys -t vn C-c
-wait_prompt "Ctrl-C did not stop top"
-status_runs 2 "the shell did not go on after Ctrl-C stopped top"
-tm send-keys -t vn 'migrate hpc-wide --node 3' Enter
-wait_for '\] +[0-9]+%' 1 "migrate showed no progress bar"
-tm send-keys -t vn C-c
-wait_for 'stopped waiting; vnumad goes on moving hpc-wide' 1 "Ctrl-C did not stop migrate"
-wait_prompt "no prompt after Ctrl-C stopped migrate"
-status_runs 3 "the shell did not go on after Ctrl-C stopped migrate"
-# and simulate between two balancers (240 VMs: long enough to be stopped).
-tm send-keys -t vn "simulate '$VNUMAD_SRCDIR/tests/sim/12-cloud-240vms.json'" Enter
-wait_for 'simulating ' 1 "simulate showed no progress"
-tm send-keys -t vn C-c
-wait_for '^error: interrupted$' 1 "Ctrl-C did not stop simulate"
-wait_prompt "no prompt after Ctrl-C stopped simulate"
-status_runs 4 "the shell did not go on after Ctrl-C stopped simulate"
+# Ctrl-C stops top, a migrate that waits for the memory, and simulate between two balancers
+# (240 VMs: long enough to be stopped).
+interrupt 2 'top' '^vnumad .* backend sim' ''
+interrupt 3 'migrate hpc-wide --node 3' '\] +[0-9]+%' \
+	'stopped waiting; vnumad goes on moving hpc-wide'
+interrupt 4 "simulate '$VNUMAD_SRCDIR/tests/sim/12-cloud-240vms.json'" 'simulating ' \
+	'^error: interrupted$'
 leave
 [ "$(stat -c %a "$HIST")" = 600 ] || fail "history file mode $(stat -c %a "$HIST") after a rewrite"
 
