@@ -31,8 +31,9 @@
 #include "agent/shell_complete.h"
 #include "policy/util.h"
 
-#define SHELL_EDIT_COMPLETE_FN "vnumactl-complete" /* the name Tab is bound to */
-#define SHELL_EDIT_COLS        80                  /* candidate list width off a terminal */
+#define SHELL_EDIT_COMPLETE_FN  "vnumactl-complete" /* the name Tab is bound to */
+#define SHELL_EDIT_COMPLETE_WFN L"vnumactl-complete"
+#define SHELL_EDIT_COLS         80 /* candidate list width off a terminal */
 
 struct shell_edit {
 	struct cli_ctx *ctx;
@@ -413,8 +414,12 @@ shell_edit_open(struct cli_ctx *ctx, FILE *in)
 	el_set(e->el, EL_PROMPT, shell_edit_prompt);
 	el_set(e->el, EL_HIST, history, e->hist);
 	el_set(e->el, EL_GETCFN, shell_edit_getc);
-	el_set(e->el, EL_ADDFN, SHELL_EDIT_COMPLETE_FN, "complete a command, option or VM",
-	       shell_edit_complete);
+	/*
+	 * The wide call: the narrow el_set(EL_ADDFN) copies the name and help with wcsdup and
+	 * libedit never frees the copies (LeakSanitizer: 204 bytes); these stay static.
+	 */
+	el_wset(e->el, EL_ADDFN, SHELL_EDIT_COMPLETE_WFN, L"complete a command, option or VM",
+	        shell_edit_complete);
 	el_set(e->el, EL_BIND, "^I", SHELL_EDIT_COMPLETE_FN, NULL);
 	el_set(e->el, EL_BIND, "^R", "em-inc-search-prev", NULL); /* as in bash */
 	el_source(e->el, NULL); /* the user's ~/.editrc, if any, may rebind keys */
