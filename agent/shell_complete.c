@@ -195,7 +195,6 @@ shell_complete(const struct cli_command *table, const char *line, size_t point, 
 {
 	struct shell_complete_line l;
 	const struct cli_command *cmd;
-	const struct cli_param *p;
 	struct cli_args args;
 	char err[128];
 
@@ -215,7 +214,8 @@ shell_complete(const struct cli_command *table, const char *line, size_t point, 
 	if (l.cur[0] == '-') {
 		shell_matches_add_options(m, &args, l.cur);
 	} else {
-		p = shell_complete_param(&args, &l);
+		const struct cli_param *p = shell_complete_param(&args, &l);
+
 		if (p != NULL)
 			shell_matches_add_value(m, table, p->type, l.cur, vms, vms_arg);
 	}
