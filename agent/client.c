@@ -233,7 +233,14 @@ int
 client_call(struct client *c, const char *cmd, struct json_object *args, struct proto_reply *rep,
             char *err, size_t errlen)
 {
-	int64_t deadline_ms = client_now_ms() + CLIENT_TIMEOUT_MS;
+	return client_call_timeout(c, cmd, args, CLIENT_TIMEOUT_MS, rep, err, errlen);
+}
+
+int
+client_call_timeout(struct client *c, const char *cmd, struct json_object *args, int timeout_ms,
+                    struct proto_reply *rep, char *err, size_t errlen)
+{
+	int64_t deadline_ms = client_now_ms() + timeout_ms;
 	int64_t id = c->next_id++;
 	char *req = proto_request_encode(id, cmd, args);
 	const char *line;
@@ -252,8 +259,8 @@ client_call(struct client *c, const char *cmd, struct json_object *args, struct 
 	while (rc == 0) {
 		rc = client_read_line(c, deadline_ms, &line, &len, err, errlen);
 		if (rc == 0) {
-			util_errf(err, errlen, "no reply from vnumad within %d s",
-			          CLIENT_TIMEOUT_MS / 1000);
+			util_errf(err, errlen, "no reply from vnumad within %g s",
+			          timeout_ms / 1000.0);
 			return -ETIMEDOUT;
 		}
 		if (rc < 0)

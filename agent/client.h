@@ -30,6 +30,10 @@ void client_close(struct client *c);
 int client_call(struct client *c, const char *cmd, struct json_object *args,
                 struct proto_reply *rep, char *err, size_t errlen);
 
+/* client_call with a deadline of timeout_ms instead of CLIENT_TIMEOUT_MS. */
+int client_call_timeout(struct client *c, const char *cmd, struct json_object *args, int timeout_ms,
+                        struct proto_reply *rep, char *err, size_t errlen);
+
 /*
  * After a successful "events" call with follow=true: wait up to timeout_ms for the next event
  * line.  Returns 1 with *rep holding an event, 0 on timeout, or -errno (-EPIPE: the daemon

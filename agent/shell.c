@@ -4,15 +4,20 @@
 #include "agent/shell.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/cmd_common.h"
 #include "agent/version.h"
 #include "policy/util.h"
 
 #define SHELL_ERR_MAX 256
+
+/* The editor vnumactl registered (shell_editor_set), or NULL. */
+static const struct shell_editor *shell_editor;
 
 /* The words found so far. */
 struct shell_words {
@@ -137,28 +142,75 @@ shell_line_run(struct cli_ctx *ctx, const char *line)
 	return status;
 }
 
+void
+shell_editor_set(const struct shell_editor *editor)
+{
+	shell_editor = editor;
+}
+
+/*
+ * One plain line from in: 1 with it in *line, 0 at end of input, -EINTR when a caught SIGINT
+ * interrupted the wait (a terminal without an editor: the line typed so far is the
+ * terminal's, which drops it).
+ */
+static int
+shell_line_read_plain(struct cli_ctx *ctx, FILE *in, bool tty, char **line, size_t *cap)
+{
+	if (tty) {
+		fputs(SHELL_PROMPT, ctx->out);
+		fflush(ctx->out);
+	}
+	cmd_signal_caught(true);
+	if (getline(line, cap, in) >= 0)
+		return 1;
+	if (tty && ferror(in) && cmd_signal_caught(true) == SIGINT) {
+		clearerr(in);
+		fputc('\n', ctx->out);
+		return -EINTR;
+	}
+	if (tty)
+		fputc('\n', ctx->out); /* after the ^D */
+	return 0;
+}
+
 int
 shell_run(struct cli_ctx *ctx, FILE *in)
 {
+	static const int signals[] = {SIGINT, 0};
 	bool tty = isatty(fileno(in));
+	struct cmd_signals sigs = {0};
+	void *editor = NULL;
 	size_t cap = 0;
 	char *line = NULL;
+	int r;
 
-	if (tty)
+	if (tty) {
 		fprintf(ctx->out, "%s %s: 'help' lists the commands, 'quit' leaves.\n\n", ctx->prog,
 		        vnumad_version());
-	while (!ctx->quit) {
-		if (tty) {
-			fputs(SHELL_PROMPT, ctx->out);
-			fflush(ctx->out);
-		}
-		if (getline(&line, &cap, in) < 0) {
-			if (tty)
-				fputc('\n', ctx->out); /* after the ^D */
-			break;
-		}
-		shell_line_run(ctx, line);
+		if (shell_editor != NULL)
+			editor = shell_editor->open(ctx, in);
+		cmd_signals_catch(&sigs, signals);
 	}
+	while (!ctx->quit) {
+		if (editor != NULL)
+			r = shell_editor->read(editor, &line);
+		else
+			r = shell_line_read_plain(ctx, in, tty, &line, &cap);
+		if (r == -EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		shell_line_run(ctx, line);
+		if (tty && cmd_signal_caught(true) == SIGINT)
+			fputc('\n', ctx->out); /* the prompt on a line of its own, after the ^C */
+		if (editor != NULL) {
+			free(line);
+			line = NULL;
+		}
+	}
+	cmd_signals_restore(&sigs);
+	if (editor != NULL)
+		shell_editor->close(editor);
 	free(line);
 	return 0;
 }

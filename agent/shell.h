@@ -30,7 +30,32 @@ void shell_words_free(char **words);
  * command's exit status, 0 for an empty line, 1 for a line that does not split. */
 int shell_line_run(struct cli_ctx *ctx, const char *line);
 
-/* Read and run lines from in until quit or end of input.  Returns 0. */
+/*
+ * A line editor for a terminal.  vnumactl registers the libedit one (shell_edit.h) before it
+ * runs; it lives outside the vnagent library so that only vnumactl links libedit.  Without
+ * one (the unit tests) or when it cannot start, a terminal gets plain lines as from a pipe.
+ */
+struct shell_editor {
+	/* Start editing lines read from in for ctx; NULL when it cannot (then plain lines). */
+	void *(*open)(struct cli_ctx *ctx, FILE *in);
+	/*
+	 * Prompt and read one line: 1 with it in *line (malloc'd, no newline), 0 at end of
+	 * input (Ctrl-D on an empty line), -EINTR when Ctrl-C dropped the line.
+	 */
+	int (*read)(void *editor, char **line);
+	void (*close)(void *editor);
+};
+
+/* The editor shell_run uses when its input is a terminal (NULL: none). */
+void shell_editor_set(const struct shell_editor *editor);
+
+/*
+ * Read and run lines from in until quit or end of input.  Returns 0.  When in is a terminal,
+ * lines come through the registered editor, and SIGINT is caught for the whole session:
+ * Ctrl-C at the prompt drops the line and prompts again, and the commands that wait (migrate,
+ * events --follow, top) and simulate (between balancers) stop on it and return to the
+ * prompt; others run to their end.
+ */
 int shell_run(struct cli_ctx *ctx, FILE *in);
 
 #endif

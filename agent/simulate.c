@@ -7,11 +7,13 @@
 #include "agent/simulate.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/cmd_common.h"
 #include "agent/format.h"
 #include "agent/svg.h"
 #include "host/sim/peers.h"
@@ -102,6 +104,14 @@ simulate_run_all(struct cli_ctx *ctx, const struct scenario *scn, const bool *se
 
 		if (!selected[i] && !oracle)
 			continue;
+		/*
+		 * In the interactive shell SIGINT is caught (shell.h): Ctrl-C stops the run
+		 * between two balancers.  Elsewhere it ends vnumactl as before.
+		 */
+		if (cmd_signal_caught(false) == SIGINT) {
+			fprintf(ctx->err, "%serror: interrupted\n", progress ? "\n" : "");
+			return -EINTR;
+		}
 		if (progress)
 			fprintf(ctx->err, "\rsimulating %-10s", bal->name);
 		r = sim_run(scn, bal, &res[i], err, sizeof(err));

@@ -5,14 +5,14 @@
 # --fuzz: also clang and its libFuzzer runtime, for `make fuzz` only (docs/fuzzing.md).
 set -eu
 
-# Build: compiler and tools, the libraries vnumad links against, cmocka for unit tests,
-# ncurses for vnumactl top's screen.
+# Build: compiler and tools, the libraries vnumad and vnumactl link against (vnumactl: ncurses
+# for top's screen, libedit for the shell), cmocka for unit tests.
 PKGS="gcc make cmake pkg-config clang-format jq \
-libhwloc-dev libjson-c-dev libxml2-dev libvirt-dev libcmocka-dev libncurses-dev"
-# Tests: systemd-analyze checks the unit's system call filter (tests/sim/test_unit_file.sh).
-PKGS="$PKGS systemd"
-# Tests: tmux gives vnumactl top a terminal of a chosen size (tests/sim/test_top_tty.sh).
-PKGS="$PKGS tmux"
+libhwloc-dev libjson-c-dev libxml2-dev libvirt-dev libcmocka-dev libncurses-dev libedit-dev"
+# Tests: systemd-analyze checks the unit's system call filter (tests/sim/test_unit_file.sh);
+# tmux gives vnumactl top and the interactive shell a terminal of a chosen size
+# (tests/sim/test_top_tty.sh, tests/sim/test_shell_pty.sh).
+PKGS="$PKGS systemd tmux"
 # make fuzz: clang builds the targets; libclang-rt-14-dev holds libFuzzer and the sanitizer
 # runtimes (Debian 12's clang is 14).
 if [ "${1:-}" = --fuzz ]; then

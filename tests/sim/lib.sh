@@ -1,6 +1,6 @@
 # lib.sh - what the tests of a simulated daemon share (sourced, not run: its name is not
 # test_*.sh): fail, a cleanup that kills what the test started and shows its logs when it
-# failed, and waiting until a daemon answers on its socket.
+# failed, waiting until a daemon answers on its socket, and a small daemon configuration.
 #
 # Before sourcing, a test sets D (its private directory, removed at exit) and may set:
 #   T_PID_VARS   names of the variables that hold the pids it starts (each a list of pids);
@@ -46,4 +46,18 @@ t_wait_answer() {
 			fail "vnumad exited at start${3:+: $(tail -n 3 "$3" 2>/dev/null)}"
 		sleep 0.1
 	done
+}
+
+# t_sim_conf FILE: a small daemon configuration with its state and policy directory in $D
+# (made here), sampling every second, the socket for its owner only.
+t_sim_conf() {
+	cat >"$1" <<CONF
+sample_period = 1s
+socket_mode = 0600
+state_file = $D/state.json
+policy_dir = $D/policy.d
+restore_on_exit = yes
+log_level = warning
+CONF
+	mkdir "$D/policy.d"
 }

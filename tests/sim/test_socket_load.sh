@@ -27,15 +27,7 @@ T_LOG_LINES=40
 . "$(dirname "$0")/lib.sh"
 jctl() { "$CTL" -c "$SOCK" --json "$@"; }
 
-cat >"$D/vnumad.conf" <<CONF
-sample_period = 1s
-socket_mode = 0600
-state_file = $D/state.json
-policy_dir = $D/policy.d
-restore_on_exit = yes
-log_level = warning
-CONF
-mkdir "$D/policy.d"
+t_sim_conf "$D/vnumad.conf"
 "$VNUMAD" -f "$D/vnumad.conf" --simulate default --state "$D/state.json" --speed 20 --socket "$SOCK" --foreground \
 	>"$D/daemon.log" 2>&1 &
 PID=$!
