@@ -97,7 +97,8 @@ frame_new(int nr_vms)
 		json_object_object_add(info, "name", json_object_new_string(vm_names[i]));
 		json_object_object_add(info, "state",
 		                       json_object_new_string(i % 3 == 0 ? "moving" : "stable"));
-		json_object_object_add(info, "memory_locality", json_object_new_double(vm->locality));
+		json_object_object_add(info, "memory_locality",
+		                       json_object_new_double(vm->locality));
 		json_object_object_add(info, "strength", json_object_new_int(100 * i));
 		json_object_object_add(info, "vcpus", json_object_new_int(vm->vcpus));
 		json_object_object_add(info, "memory_mib", json_object_new_int(vm->memory_mib));
