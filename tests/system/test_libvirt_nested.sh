@@ -422,10 +422,17 @@ kernel.numa_balancing=1" ram_on "$A" 1); then
 
 guest_stop() {
 	lvt_vnumad_stop
-	noise=$(grep -v -e '^vnumad: vnumad [0-9.]* running on the libvirt host' \
+	# Besides start and stop, only what vnumad did and who asked (vnumad(8), LOGGING): no
+	# warning, no error event.
+	noise=$(grep -v -E -e '^vnumad: vnumad [0-9.]* running on the libvirt host' \
 		-e '^vnumad: stopping$' -e '^vnumad: restored the original affinity of [0-9]* vCPUs$' \
+		-e '^vnumad: (arrive|leave|pin|move|bind|sampling|policy|pause|resume|reload): ' \
+		-e '^vnumad: request [a-z]+ .* from uid [0-9]+ [(]pid [0-9]+[)]: done$' \
 		"$OUT/vnumad.err")
-	[ -z "$noise" ] || lvt_fail "vnumad's stderr has more than its start and stop lines: $noise"
+	[ -z "$noise" ] || lvt_fail "vnumad's stderr has more than its start, stop and action lines: $noise"
+	grep -q '^vnumad: request policy {"vm":"'"$A"'","nodes":"1"} from uid 0 (pid [0-9]*): done$' \
+		"$OUT/vnumad.err" || lvt_fail "vnumad's log does not say who changed $A's policy"
+	grep -q "^vnumad: move: $A: " "$OUT/vnumad.err" || lvt_fail "vnumad's log has no move of $A"
 	lvt_ok "SIGTERM: vnumad exited 0; its stderr: $(tr '\n' '|' <"$OUT/vnumad.err")"
 	restored_check
 }
