@@ -7,7 +7,11 @@
  *   1  {"version": 1,
  *       "vcpus": [{"vm": "db1", "vm_id": 4242, "vcpu": 0, "tid": 4250, "orig_nodes": "0-3"}]}
  *      Every release so far.  Releases before 0395619 cut names to 63 bytes when recording
- *      them; such files read as they are.
+ *      them; such files read as they are.  Still written when no scan tunables are saved.
+ *
+ *   2  version 1's fields, and "scan": {"delay_ms": 1000, "period_min_ms": 1000,
+ *      "period_max_ms": 60000, "size_mb": 256}, the admin's kernel scan tunables while vnumad
+ *      has them slowed (agent/scan_lever.c).  "scan" may be left out.
  *
  * A change of format gets a new version and a reader in state_readers[]; the readers of older
  * versions stay, so that the release after an upgrade reads what the one before wrote.
@@ -157,11 +161,14 @@ state_v1_entry_check(json_object *jo, bool strict, struct state_v1_entry *out, c
 	return 0;
 }
 
-/* Version 1, strictly: any error is the file's; -EINVAL with a message in why. */
+/*
+ * The vcpus array of versions 1 and 2, strictly, the top-level members being fields: any
+ * error is the file's; -EINVAL with a message in why.
+ */
 static int
-state_v1_read(struct state *st, json_object *root, char *why, size_t whylen)
+state_vcpus_read(struct state *st, json_object *root, const char *const *fields, char *why,
+                 size_t whylen)
 {
-	static const char *const fields[] = {"version", "vcpus", NULL};
 	char sub[STATE_VM_NAME_MAX + 64]; /* ": vm \"NAME\" vcpu N is listed twice" and shorter */
 	const char *extra = state_json_unknown_key(root, fields);
 	json_object *vcpus;
@@ -193,6 +200,55 @@ state_v1_read(struct state *st, json_object *root, char *why, size_t whylen)
 	return 0;
 }
 
+static int
+state_v1_read(struct state *st, json_object *root, char *why, size_t whylen)
+{
+	static const char *const fields[] = {"version", "vcpus", NULL};
+
+	return state_vcpus_read(st, root, fields, why, whylen);
+}
+
+/* ---- version 2 ------------------------------------------------------------------------------- */
+
+/* Version 2's "scan" object, when there is one, into st; -EINVAL with a message in why. */
+static int
+state_scan_read(struct state *st, json_object *root, char *why, size_t whylen)
+{
+	static const char *const fields[] = {"delay_ms", "period_min_ms", "period_max_ms",
+	                                     "size_mb", NULL};
+	struct scan_tunables t;
+	int *out[] = {&t.delay_ms, &t.period_min_ms, &t.period_max_ms, &t.size_mb};
+	const char *reason, *extra;
+	json_object *jo;
+
+	if (!json_object_object_get_ex(root, "scan", &jo))
+		return 0;
+	if (!json_object_is_type(jo, json_type_object)) {
+		snprintf(why, whylen, "scan: is not an object");
+		return -EINVAL;
+	}
+	if ((extra = state_json_unknown_key(jo, fields)) != NULL) {
+		snprintf(why, whylen, "scan: unknown field \"%.64s\"", extra);
+		return -EINVAL;
+	}
+	for (int i = 0; fields[i] != NULL; i++)
+		if (state_json_int(jo, fields[i], 0, INT_MAX, out[i], &reason) < 0) {
+			snprintf(why, whylen, "scan.%s: %s", fields[i], reason);
+			return -EINVAL;
+		}
+	state_scan_set(st, &t);
+	return 0;
+}
+
+static int
+state_v2_read(struct state *st, json_object *root, char *why, size_t whylen)
+{
+	static const char *const fields[] = {"version", "vcpus", "scan", NULL};
+	int rc = state_vcpus_read(st, root, fields, why, whylen);
+
+	return rc < 0 ? rc : state_scan_read(st, root, why, whylen);
+}
+
 /* ---- the readers ----------------------------------------------------------------------------- */
 
 struct state_reader {
@@ -204,6 +260,7 @@ struct state_reader {
 /* Every version ever shipped; STATE_FILE_VERSION, the one written, among them. */
 static const struct state_reader state_readers[] = {
     {1, state_v1_read},
+    {2, state_v2_read},
 };
 
 #define STATE_NR_READERS (sizeof(state_readers) / sizeof(state_readers[0]))
