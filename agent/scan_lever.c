@@ -102,10 +102,12 @@ scan_lever_slow(struct daemon *d, const struct scan_tunables *want)
 	struct scan_lever *sl = &d->scan;
 	char buf[96];
 	int rc;
+	bool dirty = d->state->dirty;
 
 	state_scan_set(d->state, &sl->admin);
 	if (!scan_lever_state_save(d)) {
 		state_scan_set(d->state, NULL);
+		d->state->dirty = dirty; /* as it was: nothing new to save */
 		return false;
 	}
 	scan_control_format(want, buf, sizeof(buf));
