@@ -18,8 +18,10 @@
 #include "agent/daemon.h"
 #include "daemon_harness.h"
 
+#include "agent/cmd_host.h"
 #include "agent/state.h"
 #include "host/linux/scan_tunables.h"
+#include "policy/util.h"
 
 #define DEBUGFS_REL "sys/kernel/debug/sched/numa_balancing"
 /* Rounds (host seconds) the one small VM is given to settle: far more than it takes. */
@@ -197,6 +199,7 @@ static void
 test_slow_restore(void **state)
 {
 	struct json_object *data, *o, *j;
+	struct util_buf text = {0};
 	struct tdaemon t;
 	char err[256];
 
@@ -220,6 +223,14 @@ test_slow_restore(void **state)
 	assert_int_equal(json_object_get_int(json_object_object_get(j, "period_min_ms")), 1000);
 	assert_true(json_object_object_get_ex(o, "current", &j));
 	assert_int_equal(json_object_get_int(json_object_object_get(j, "period_min_ms")), 60000);
+	/* As `vnumactl status` shows it. */
+	cmd_status_render(&text, data);
+	if (strstr(text.data,
+	           "scan tunables: present (scan_control yes, slowed)\n"
+	           "  admin    delay 1000 ms, period 1000-60000 ms, size 256 MiB\n"
+	           "  current  delay 1000 ms, period 60000-60000 ms, size 256 MiB\n") == NULL)
+		fail_msg("status:\n%s", text.data);
+	free(text.data);
 	json_object_put(data);
 
 	/* Paused: the VM is no longer under vnumad's control, so not settled: back at once. */
@@ -307,6 +318,26 @@ test_state_unwritable_no_write(void **state)
 	tdaemon_stop(&t);
 }
 
+/* scan_control turned off by a reload while slowed: the admin's values back at the next round. */
+static void
+test_control_turned_off(void **state)
+{
+	struct tdaemon t;
+
+	(void)state;
+	start(&t, true);
+	rounds_to_settle(&t);
+	rounds_settled_wait(&t);
+	assert_int_equal(period_min_now(), admin.period_max_ms);
+	t.d.cfg.scan_control = false;
+	tdaemon_rounds(&t, 1);
+	assert_int_equal(period_min_now(), admin.period_min_ms);
+	assert_false(state_scan_on_disk(t.d.cfg.state_file));
+	tdaemon_rounds(&t, (int)SCAN_CONTROL_SETTLED_S + 5);
+	assert_int_equal(period_min_now(), admin.period_min_ms);
+	tdaemon_stop(&t);
+}
+
 /* scan_control = no (the default): never written, status says so. */
 static void
 test_control_off(void **state)
@@ -353,6 +384,7 @@ main(void)
 	    cmocka_unit_test(test_crash_left_slowed),
 	    cmocka_unit_test(test_crash_restore_refused_kept),
 	    cmocka_unit_test(test_state_unwritable_no_write),
+	    cmocka_unit_test(test_control_turned_off),
 	    cmocka_unit_test(test_control_off),
 	    cmocka_unit_test(test_sim_status_absent),
 	};
