@@ -76,7 +76,8 @@ int state_load(const char *path, struct state **out, char *err, size_t errlen);
  * state_load refuses (malformed, unreadable, of an unknown version) is renamed to
  * PATH[.vVERSION].YYYYMMDDTHHMMSSZ.bad next to it (a free name: never over an older one), and
  * of its vcpus the entries with version 1's fields, types and ranges are taken into *out,
- * marked dirty (fields of later versions ignored).  Always 0 with *out set; what was done, for
+ * marked dirty (fields of later versions ignored), and its "scan" object when it has version
+ * 2's fields, types and ranges.  Always 0 with *out set; what was done, for
  * a warning, in note ("" when the file was read as it is).  When the file cannot be renamed
  * it stays, and *out->keep_file keeps state_save from replacing it.  Call with the lock held.
  */

@@ -20,7 +20,8 @@
  * duplicate vCPUs are errors, and any error gives a message naming the field ("vcpus[2].tid:
  * ...").  A file that fails that way, or is of a version this vnumad has no reader for, is
  * what state_load_or_set_aside() renames aside; from it, only the entries that have the
- * version-1 fields with their version-1 types and ranges are taken (extra fields ignored).
+ * version-1 fields with their version-1 types and ranges are taken (extra fields ignored),
+ * and a "scan" object with version 2's fields, types and ranges.
  */
 #include "host/fileio.h"
 #include "agent/state.h"
@@ -427,6 +428,9 @@ state_salvage(struct state *st, json_object *root)
 	char why[STATE_WHY_MAX];
 	size_t n;
 
+	/* The admin's scan tunables, when version 2's "scan" is whole: a crash's only record. */
+	if (root != NULL && json_object_is_type(root, json_type_object))
+		state_scan_read(st, root, why, sizeof(why));
 	if (root == NULL || !json_object_is_type(root, json_type_object) ||
 	    !json_object_object_get_ex(root, "vcpus", &vcpus) ||
 	    !json_object_is_type(vcpus, json_type_array))
@@ -497,12 +501,14 @@ state_load_or_set_aside(const char *path, struct state **out, char *note, size_t
 		(*out)->keep_file = true;
 		util_errf(note, notelen,
 		          "%s: %s; cannot set it aside (%s): it stays, and no state is saved "
-		          "until it is moved away; %zu of its %zu vCPU entries kept",
-		          path, p->why, strerror(-rc), (*out)->nr, found);
+		          "until it is moved away; %zu of its %zu vCPU entries kept%s",
+		          path, p->why, strerror(-rc), (*out)->nr, found,
+		          (*out)->scan_saved ? ", and its saved scan tunables" : "");
 	} else {
 		util_errf(note, notelen,
-		          "%s: %s; set aside as %s; %zu of its %zu vCPU entries kept", path, p->why,
-		          aside, (*out)->nr, found);
+		          "%s: %s; set aside as %s; %zu of its %zu vCPU entries kept%s", path,
+		          p->why, aside, (*out)->nr, found,
+		          (*out)->scan_saved ? ", and its saved scan tunables" : "");
 	}
 	rc = 0;
 out:

@@ -459,6 +459,40 @@ test_set_aside_fails_keeps_file(void **state)
 	dir_empty_remove(dir);
 }
 
+/*
+ * A version-2 file set aside (one bad entry): its whole "scan" object is kept with the good
+ * entries, so that the admin's scan tunables a crash left still go back; a scan object that
+ * is not whole is not.
+ */
+static void
+test_scan_salvaged(void **state)
+{
+	static const char bad_entry[] =
+	    "{\"version\":2,\"vcpus\":[{" GOOD "},{\"vm\":\"b\"}],\"scan\":{\"delay_ms\":7,"
+	    "\"period_min_ms\":10,\"period_max_ms\":90,\"size_mb\":32}}";
+	static const char bad_scan[] =
+	    "{\"version\":2,\"vcpus\":[{" GOOD "}],\"scan\":{\"delay_ms\":7}}";
+	char dir[256], note[2048];
+	struct state *st;
+
+	aside_dir_make(dir, sizeof(dir), "scan-salvage");
+	st = set_aside_text(dir, bad_entry, note, sizeof(note));
+	assert_int_equal(st->nr, 1);
+	assert_true(st->dirty);
+	assert_true(st->scan_saved);
+	assert_int_equal(st->scan.delay_ms, 7);
+	assert_int_equal(st->scan.period_max_ms, 90);
+	assert_non_null(strstr(note, "1 of its 2 vCPU entries kept, and its saved scan tunables"));
+	state_free(st);
+	st = set_aside_text(dir, bad_scan, note, sizeof(note));
+	assert_int_equal(st->nr, 1);
+	assert_false(st->scan_saved);
+	assert_non_null(strstr(note, "scan.period_min_ms: is missing"));
+	assert_null(strstr(note, "scan tunables"));
+	state_free(st);
+	dir_empty_remove(dir);
+}
+
 int
 main(void)
 {
@@ -468,6 +502,7 @@ main(void)
 		cmocka_unit_test(test_fixture_v2),
 		cmocka_unit_test(test_scan_saved_version),
 		cmocka_unit_test(test_scan_malformed),
+		cmocka_unit_test(test_scan_salvaged),
 		cmocka_unit_test(test_newer_version_set_aside),
 		cmocka_unit_test(test_malformed_set_aside),
 		cmocka_unit_test(test_set_aside_fails_keeps_file),
