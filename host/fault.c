@@ -253,7 +253,9 @@ fault_scan_get(struct host *h, struct scan_tunables *out, const char **why)
 {
 	struct host *in = fault_of(h)->inner;
 
-	return in->ops->scan_tunables_get(in, out, why);
+	*why = "the inner host has no scan tunables";
+	return in->ops->scan_tunables_get != NULL ? in->ops->scan_tunables_get(in, out, why)
+	                                          : -EOPNOTSUPP;
 }
 
 static int
@@ -263,6 +265,8 @@ fault_scan_set(struct host *h, const struct scan_tunables *t)
 	struct fault_host *fh = fault_of(h);
 	int rc = fault_draw(fh, errs, 2);
 
+	if (rc == 0 && fh->inner->ops->scan_tunables_set == NULL)
+		rc = -EOPNOTSUPP;
 	return rc < 0 ? rc : fh->inner->ops->scan_tunables_set(fh->inner, t);
 }
 

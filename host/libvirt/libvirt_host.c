@@ -623,13 +623,18 @@ lvh_watch(struct host *h, int vm_id)
 		in->ops->watch_vm(in, vm_id);
 }
 
-/* The scan tunables are this machine's, as are the inner Linux host's: its lever. */
+/*
+ * The scan tunables are this machine's, as are the inner Linux host's: its lever (an inner
+ * host without the ops, as in tests: none).
+ */
 static int
 lvh_scan_get(struct host *h, struct scan_tunables *out, const char **why)
 {
 	struct host *in = lvh_of(h)->inner;
 
-	return in->ops->scan_tunables_get(in, out, why);
+	*why = "the inner host has no scan tunables";
+	return in->ops->scan_tunables_get != NULL ? in->ops->scan_tunables_get(in, out, why)
+	                                          : -EOPNOTSUPP;
 }
 
 static int
@@ -637,7 +642,7 @@ lvh_scan_set(struct host *h, const struct scan_tunables *t)
 {
 	struct host *in = lvh_of(h)->inner;
 
-	return in->ops->scan_tunables_set(in, t);
+	return in->ops->scan_tunables_set != NULL ? in->ops->scan_tunables_set(in, t) : -EOPNOTSUPP;
 }
 
 static const struct host_ops libvirt_host_ops = {
