@@ -125,6 +125,31 @@ scan_lever_slow(struct daemon *d, const struct scan_tunables *want)
 	return true;
 }
 
+/*
+ * Read the admin's values (vnumad has not changed them); false when they cannot be used,
+ * which is logged once per reason: scan_control = yes asks for a lever the host refuses.
+ */
+static bool
+scan_lever_admin_read(struct daemon *d)
+{
+	struct scan_lever *sl = &d->scan;
+	const char *why = "";
+	int rc = scan_lever_read(d, &sl->admin, &why);
+
+	sl->have_admin = rc == 0;
+	if (rc == 0) {
+		sl->refusal_said[0] = '\0';
+		return true;
+	}
+	scan_control_init(&sl->rule);
+	if (strcmp(sl->refusal_said, why) != 0) {
+		snprintf(sl->refusal_said, sizeof(sl->refusal_said), "%s", why);
+		log_warnx("scan_control = yes, but the kernel's scan tunables are %s: %s",
+		          rc == -ENOENT || rc == -EOPNOTSUPP ? "absent" : "refused", why);
+	}
+	return false;
+}
+
 /* How many VMs the last round had and how many of them were settled (handlers_vm_state). */
 static int
 scan_lever_settled(struct daemon *d, int *nr_settled)
@@ -147,7 +172,6 @@ scan_lever_round(struct daemon *d)
 {
 	struct scan_lever *sl = &d->scan;
 	struct scan_tunables want;
-	const char *why;
 	int nr, settled;
 
 	/* Values a crash left that could not be put back at start: first of all. */
@@ -161,13 +185,8 @@ scan_lever_round(struct daemon *d)
 		return;
 	}
 	/* Not slowed: what the kernel has is the admin's (who may have changed it since). */
-	if (!sl->slowed) {
-		sl->have_admin = scan_lever_read(d, &sl->admin, &why) == 0;
-		if (!sl->have_admin) {
-			scan_control_init(&sl->rule);
-			return;
-		}
-	}
+	if (!sl->slowed && !scan_lever_admin_read(d))
+		return;
 	nr = scan_lever_settled(d, &settled);
 	if (!scan_control_decide(&sl->rule, &sl->admin, nr, settled, d->snap->now_s, &want))
 		return;

@@ -20,6 +20,9 @@
 
 struct daemon;
 
+/* Bytes of a reason kept for the log (host/linux/scan_tunables.h's are shorter). */
+#define SCAN_LEVER_WHY_MAX 192
+
 /* The rate-limited warning slot of the lever (log_vm_warnx; no VM has a negative id). */
 #define SCAN_LEVER_LOG_ID (-1)
 
@@ -28,6 +31,8 @@ struct scan_lever {
 	bool have_admin;            /* admin holds the admin's values */
 	struct scan_tunables admin; /* read while vnumad had not changed them */
 	bool slowed;                /* vnumad's slowed values are what the kernel has */
+	/* Why scan_control = yes cannot act, as last logged ("" when it can): said once. */
+	char refusal_said[SCAN_LEVER_WHY_MAX];
 };
 
 /*

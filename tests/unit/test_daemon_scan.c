@@ -60,11 +60,11 @@ state_scan_on_disk(const char *path)
 static int
 wrap_scan_get(struct host *h, struct scan_tunables *out, const char **why)
 {
-	struct linux_scan_probe p;
+	static struct linux_scan_probe p;
 
 	(void)h;
 	linux_scan_tunables_probe(scan_root, &p);
-	*why = "";
+	*why = p.reason;
 	return p.lever == LINUX_SCAN_WRITABLE ? linux_scan_tunables_read(scan_root, true, out)
 	                                      : -EACCES;
 }
@@ -373,6 +373,31 @@ test_sim_status_absent(void **state)
 	assert_string_equal(json_str(o, "lever"), "absent");
 	assert_non_null(strstr(json_str(o, "reason"), "does not model"));
 	json_object_put(data);
+	/* scan_control = yes on a host without the lever: said (once), not silently ignored. */
+	assert_non_null(strstr(t.d.scan.refusal_said, "does not model"));
+	tdaemon_stop(&t);
+}
+
+/* Refused (a read-only file): said with the reason, nothing written; writable again: used. */
+static void
+test_refused_said(void **state)
+{
+	char path[PATH_MAX + 64];
+	struct tdaemon t;
+
+	(void)state;
+	start(&t, true);
+	snprintf(path, sizeof(path), "%s/" DEBUGFS_REL "/scan_size_mb", scan_root);
+	assert_int_equal(chmod(path, 0444), 0);
+	rounds_to_settle(&t);
+	tdaemon_rounds(&t, (int)SCAN_CONTROL_SETTLED_S + 5);
+	assert_string_equal(t.d.scan.refusal_said, "scan_size_mb: read-only (mode 0444)");
+	assert_int_equal(scan_writes, 0);
+	assert_int_equal(chmod(path, 0644), 0);
+	tdaemon_rounds(&t, 1);
+	assert_string_equal(t.d.scan.refusal_said, "");
+	rounds_settled_wait(&t);
+	assert_int_equal(period_min_now(), admin.period_max_ms);
 	tdaemon_stop(&t);
 }
 
@@ -387,6 +412,7 @@ main(void)
 	    cmocka_unit_test(test_control_turned_off),
 	    cmocka_unit_test(test_control_off),
 	    cmocka_unit_test(test_sim_status_absent),
+	    cmocka_unit_test(test_refused_said),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
