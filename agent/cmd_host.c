@@ -50,12 +50,47 @@ static const struct cmd_column cmd_observe_fields[] = {
     {"observe_kept_fds", "observe kept fds", CMD_CELL_TEXT, 0, false},
 };
 
+/* One set of scan tunables of the status reply (scan_tunables.admin or .current), if there. */
+static void
+cmd_status_scan_values(struct util_buf *buf, struct json_object *data, const char *what)
+{
+	struct json_object *t = cmd_json_get(data, what);
+
+	if (t == NULL)
+		return;
+	util_buf_printf(buf, "  %-8s delay %lld ms, period %lld-%lld ms, size %lld MiB\n",
+	                strrchr(what, '.') + 1, (long long)cmd_json_int(t, "delay_ms", -1),
+	                (long long)cmd_json_int(t, "period_min_ms", -1),
+	                (long long)cmd_json_int(t, "period_max_ms", -1),
+	                (long long)cmd_json_int(t, "size_mb", -1));
+}
+
+/* The kernel's scan tunables (lever 3): present/absent/refused, why, the values. */
+static void
+cmd_status_scan_render(struct util_buf *buf, struct json_object *data)
+{
+	struct json_object *control = cmd_json_get(data, "scan_tunables.control");
+	struct json_object *slowed = cmd_json_get(data, "scan_tunables.slowed");
+
+	if (cmd_json_get(data, "scan_tunables") == NULL)
+		return;
+	util_buf_printf(buf, "scan tunables: %s%s%s (scan_control %s%s)\n",
+	                cmd_json_string(data, "scan_tunables.lever", "?"),
+	                cmd_json_get(data, "scan_tunables.reason") != NULL ? ": " : "",
+	                cmd_json_string(data, "scan_tunables.reason", ""),
+	                control != NULL && json_object_get_boolean(control) ? "yes" : "no",
+	                slowed != NULL && json_object_get_boolean(slowed) ? ", slowed" : "");
+	cmd_status_scan_values(buf, data, "scan_tunables.admin");
+	cmd_status_scan_values(buf, data, "scan_tunables.current");
+}
+
 void
 cmd_status_render(struct util_buf *buf, struct json_object *data)
 {
 	cmd_fields_render(buf, cmd_status_fields, CMD_NR(cmd_status_fields), data, 0);
 	if (cmd_json_get(data, "observe_opens_per_round") != NULL)
 		cmd_fields_render(buf, cmd_observe_fields, CMD_NR(cmd_observe_fields), data, 0);
+	cmd_status_scan_render(buf, data);
 }
 
 int

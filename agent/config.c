@@ -73,6 +73,7 @@ enum config_key_id {
 	KEY_DEFAULT_MODE,
 	KEY_POLICY_DIR,
 	KEY_OBSERVE_CPU_CAP,
+	KEY_SCAN_CONTROL,
 	CONFIG_NR_KEYS,
 };
 
@@ -105,6 +106,7 @@ CONFIG_SET_STRING(set_policy_dir, policy_dir)
 CONFIG_SET_FIELD(set_restore_on_exit, restore_on_exit, yes)
 CONFIG_SET_FIELD(set_migrate_rate, migrate_rate_mib_s, num)
 CONFIG_SET_FIELD(set_observe_cpu_cap, observe_cpu_cap_percent, num)
+CONFIG_SET_FIELD(set_scan_control, scan_control, yes)
 
 static void
 set_log_level(struct config *cfg, const union config_value *v)
@@ -190,6 +192,15 @@ static const struct config_key config_keys[CONFIG_NR_KEYS] = {
 		.range = "0% (no cap) to 100%", .def = "0.5%", .set = set_observe_cpu_cap,
 		.doc = "CPU observing VMs may use, percent of one CPU (--host linux); settled VMs "
 		       "are read less often to stay under it"},
+	/*
+	 * Off by default: the tunables are host-wide and steer the scan of every process, not
+	 * only of the VMs, through a debugging interface; an admin opts in.
+	 */
+	[KEY_SCAN_CONTROL] = {
+		.name = "scan_control", .type = CONFIG_BOOL, .def = "no",
+		.set = set_scan_control,
+		.doc = "slow the kernel's host-wide NUMA scan while every VM is settled (the "
+		       "admin's values back when one is not, and at exit)"},
 };
 /* clang-format on */
 

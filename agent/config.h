@@ -40,6 +40,7 @@ struct config {
 	enum vm_policy_mode default_mode; /* default_mode: auto|advisory|manual|off, default auto */
 	char policy_dir[PATH_MAX];        /* policy_dir, default /etc/vnumad/policy.d */
 	double observe_cpu_cap_percent;   /* observe_cpu_cap, 0..100 %, default 0.5; 0: none */
+	bool scan_control;                /* scan_control, yes|no, default no */
 };
 
 void config_defaults(struct config *cfg);

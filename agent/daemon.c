@@ -439,6 +439,7 @@ daemon_round(struct daemon *d)
 	}
 	actions_apply(d, &d->plan);
 	d->host->ops->commit(d->host);
+	scan_lever_round(d);
 	if (d->state->dirty && state_save(d->state, d->cfg.state_file, err, sizeof(err)) < 0)
 		log_vm_warnx(DAEMON_STATE_LOG_ID, d->snap->now_s, "%s", err);
 	ms = (daemon_wall_s() - t0) * 1000.0;
@@ -587,6 +588,7 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	if (rc < 0)
 		return rc;
 	daemon_state_load(d);
+	scan_lever_start(d);
 	d->watchdog_usec = sdnotify_watchdog_usec();
 	d->started_wall = daemon_wall_s();
 	d->started = true;
@@ -851,6 +853,8 @@ daemon_fini(struct daemon *d)
 {
 	if (d->started && d->cfg.restore_on_exit && d->state->nr > 0)
 		daemon_restore(d);
+	if (d->started)
+		scan_lever_restore(d);
 	if (d->ctl != NULL)
 		control_close(d->ctl);
 	if (d->eng != NULL)

@@ -17,6 +17,7 @@
 #include "agent/control.h"
 #include "agent/events.h"
 #include "agent/policy_files.h"
+#include "agent/scan_lever.h"
 #include "host/host.h"
 #include "policy/model.h"
 
@@ -134,6 +135,7 @@ struct daemon {
 	uint64_t actions_refused;
 	uint64_t pins_unrecorded; /* pins skipped: their original affinity could not be saved */
 	struct dvm_counters total;
+	struct scan_lever scan; /* the kernel's host-wide scan tunables (scan_lever.h) */
 	uint64_t watchdog_usec;
 	double last_watchdog_wall;
 };
@@ -175,8 +177,8 @@ int daemon_init(struct daemon *d, char *err, size_t errlen);
 /* Run until SIGTERM/SIGINT (d->stop). */
 int daemon_run(struct daemon *d);
 /*
- * Orderly stop: restore (restore_on_exit, and only after a daemon_init that succeeded), close
- * the socket, free everything.
+ * Orderly stop: restore (the vCPUs with restore_on_exit, the kernel's scan tunables always;
+ * only after a daemon_init that succeeded), close the socket, free everything.
  */
 void daemon_fini(struct daemon *d);
 /*

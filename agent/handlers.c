@@ -198,6 +198,7 @@ h_status(HANDLER_ARGS)
 	json_object_object_add(o, "socket", json_object_new_string(d->cfg.socket_path));
 	json_object_object_add(o, "sampling", smp);
 	json_object_object_add(o, "clients", json_object_new_int(cs.clients));
+	json_object_object_add(o, "scan_tunables", scan_lever_status(d));
 	*data = o;
 	return PROTO_OK;
 }

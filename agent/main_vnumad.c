@@ -372,6 +372,14 @@ vnumad_restore_only(struct daemon *d)
 	d->host->ops->commit(d->host);
 	n = daemon_restore(d);
 	printf("restored %d vCPUs\n", n < 0 ? 0 : n);
+	if (d->state->scan_saved) {
+		int rc = scan_lever_restore(d);
+
+		printf("%s the kernel's scan tunables%s\n",
+		       rc < 0 ? "could not restore" : "restored",
+		       rc < 0 ? ": kept in the state file" : "");
+		n = rc < 0 ? -1 : n;
+	}
 	kept = n < 0 ? 0 : d->state->nr;
 	if (kept > 0)
 		printf("%zu vCPUs could not be restored: kept in %s\n", kept, d->cfg.state_file);

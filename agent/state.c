@@ -6,6 +6,9 @@
  *   {"version": 1,
  *    "vcpus": [{"vm": "db1", "vm_id": 4242, "vcpu": 0, "tid": 4250, "orig_nodes": "0-3"}, ...]}
  *
+ * and, while the admin's scan tunables are saved, version 2: the same with
+ *    "scan": {"delay_ms": 1000, "period_min_ms": 1000, "period_max_ms": 60000, "size_mb": 256}
+ *
  * Saving writes PATH.tmp in the same directory, fsyncs it, renames it over PATH and fsyncs the
  * directory, so a crash leaves either the old or the new file.
  *
@@ -244,13 +247,42 @@ state_dir_make(const char *path)
 	return 0;
 }
 
+void
+state_scan_set(struct state *st, const struct scan_tunables *t)
+{
+	bool same =
+	    t != NULL ? st->scan_saved && memcmp(&st->scan, t, sizeof(*t)) == 0 : !st->scan_saved;
+
+	if (same)
+		return;
+	st->scan_saved = t != NULL;
+	memset(&st->scan, 0, sizeof(st->scan));
+	if (t != NULL)
+		st->scan = *t;
+	st->dirty = true;
+}
+
+json_object *
+state_scan_json(const struct scan_tunables *t)
+{
+	json_object *jo = json_object_new_object();
+
+	json_object_object_add(jo, "delay_ms", json_object_new_int(t->delay_ms));
+	json_object_object_add(jo, "period_min_ms", json_object_new_int(t->period_min_ms));
+	json_object_object_add(jo, "period_max_ms", json_object_new_int(t->period_max_ms));
+	json_object_object_add(jo, "size_mb", json_object_new_int(t->size_mb));
+	return jo;
+}
+
 static char *
 state_to_json(const struct state *st)
 {
 	json_object *root = json_object_new_object(), *arr = json_object_new_array();
 	char nodes[NODEMASK_STR_MAX], *text;
 
-	json_object_object_add(root, "version", json_object_new_int(STATE_FILE_VERSION));
+	/* Version 1 while it says all: an older vnumad still reads the file after a downgrade. */
+	json_object_object_add(root, "version",
+	                       json_object_new_int(st->scan_saved ? STATE_FILE_VERSION : 1));
 	for (size_t i = 0; i < st->nr; i++) {
 		const struct state_entry *e = &st->entries[i];
 		json_object *jo = json_object_new_object();
@@ -264,6 +296,8 @@ state_to_json(const struct state *st)
 		json_object_array_add(arr, jo);
 	}
 	json_object_object_add(root, "vcpus", arr);
+	if (st->scan_saved)
+		json_object_object_add(root, "scan", state_scan_json(&st->scan));
 	text = xstrdup(json_object_to_json_string_ext(root, STATE_JSON_FLAGS));
 	json_object_put(root);
 	return text;

@@ -1,8 +1,9 @@
 /*
  * state.h - /var/lib/vnumad/state.json: the original affinity of every vCPU vnumad changed, so
  * that an orderly stop with restore_on_exit, or `vnumad --restore` after a crash, puts them
- * back.  Written atomically (temp file, fsync, rename) whenever it changes.  Also the lock that
- * keeps two daemons off one state directory.
+ * back; and the admin's kernel scan tunables while vnumad has them slowed (scan_lever.h), put
+ * back by every stop, `vnumad --restore` and the next start.  Written atomically (temp file, fsync,
+ * rename) whenever it changes.  Also the lock that keeps two daemons off one state directory.
  *
  * Ownership: struct state owns its entries; state_free().
  */
@@ -13,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/scan_control.h"
+
 /*
  * Longest VM name recorded, in bytes without the NUL.  libvirt keeps a domain's files under
  * its name, so NAME_MAX (255) bounds what a real host shows; a longer name is refused whole,
@@ -20,9 +23,12 @@
  */
 #define STATE_VM_NAME_MAX 255
 
-/* Version written into the file (state_read.c reads it and every older one).  Bump when the
- * format changes, and add a reader. */
-#define STATE_FILE_VERSION 1
+/*
+ * Newest version written into the file (state_read.c reads it and every older one).  Bump
+ * when the format changes, and add a reader.  A file without saved scan tunables is written
+ * as version 1, which every release reads; one with them as version 2.
+ */
+#define STATE_FILE_VERSION 2
 
 /* Largest state file read, in bytes: an entry takes about 120, so this is ~140k vCPUs. */
 #define STATE_FILE_MAX_BYTES (16 * 1024 * 1024)
@@ -48,6 +54,12 @@ struct state {
 	size_t nr_slots;
 	/* The file could be neither read nor set aside: state_save never replaces it. */
 	bool keep_file;
+	/*
+	 * The admin's kernel scan tunables, recorded before vnumad first changed them and until
+	 * they are back (version 2's "scan" object).
+	 */
+	bool scan_saved;
+	struct scan_tunables scan;
 };
 
 struct state *state_new(void);
@@ -64,7 +76,8 @@ int state_load(const char *path, struct state **out, char *err, size_t errlen);
  * state_load refuses (malformed, unreadable, of an unknown version) is renamed to
  * PATH[.vVERSION].YYYYMMDDTHHMMSSZ.bad next to it (a free name: never over an older one), and
  * of its vcpus the entries with version 1's fields, types and ranges are taken into *out,
- * marked dirty (fields of later versions ignored).  Always 0 with *out set; what was done, for
+ * marked dirty (fields of later versions ignored), and its "scan" object when it has version
+ * 2's fields, types and ranges.  Always 0 with *out set; what was done, for
  * a warning, in note ("" when the file was read as it is).  When the file cannot be renamed
  * it stays, and *out->keep_file keeps state_save from replacing it.  Call with the lock held.
  */
@@ -86,6 +99,11 @@ const struct state_entry *state_find(const struct state *st, const char *vm, int
 int state_record(struct state *st, const char *vm, int vm_id, int vcpu, int tid,
                  uint64_t orig_nodes);
 void state_forget(struct state *st, const char *vm, int vcpu); /* vcpu < 0: the whole VM */
+
+/* t as the JSON object of version 2's "scan" (also `vnumactl status`); the caller puts it. */
+struct json_object *state_scan_json(const struct scan_tunables *t);
+/* Record (t) or forget (NULL) the admin's scan tunables; marks dirty when that changes. */
+void state_scan_set(struct state *st, const struct scan_tunables *t);
 
 /* Keep the entries i with keep[i] (st->nr of them), in their order; forget the others. */
 void state_retain(struct state *st, const bool *keep);

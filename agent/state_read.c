@@ -7,7 +7,11 @@
  *   1  {"version": 1,
  *       "vcpus": [{"vm": "db1", "vm_id": 4242, "vcpu": 0, "tid": 4250, "orig_nodes": "0-3"}]}
  *      Every release so far.  Releases before 0395619 cut names to 63 bytes when recording
- *      them; such files read as they are.
+ *      them; such files read as they are.  Still written when no scan tunables are saved.
+ *
+ *   2  version 1's fields, and "scan": {"delay_ms": 1000, "period_min_ms": 1000,
+ *      "period_max_ms": 60000, "size_mb": 256}, the admin's kernel scan tunables while vnumad
+ *      has them slowed (agent/scan_lever.c).  "scan" may be left out.
  *
  * A change of format gets a new version and a reader in state_readers[]; the readers of older
  * versions stay, so that the release after an upgrade reads what the one before wrote.
@@ -16,7 +20,8 @@
  * duplicate vCPUs are errors, and any error gives a message naming the field ("vcpus[2].tid:
  * ...").  A file that fails that way, or is of a version this vnumad has no reader for, is
  * what state_load_or_set_aside() renames aside; from it, only the entries that have the
- * version-1 fields with their version-1 types and ranges are taken (extra fields ignored).
+ * version-1 fields with their version-1 types and ranges are taken (extra fields ignored),
+ * and a "scan" object with version 2's fields, types and ranges.
  */
 #include "host/fileio.h"
 #include "agent/state.h"
@@ -159,11 +164,14 @@ state_v1_entry_check(json_object *jo, bool strict, struct state_v1_entry *out, c
 	return 0;
 }
 
-/* Version 1, strictly: any error is the file's; -EINVAL with a message in why. */
+/*
+ * The vcpus array of versions 1 and 2, strictly, the top-level members being fields: any
+ * error is the file's; -EINVAL with a message in why.
+ */
 static int
-state_v1_read(struct state *st, json_object *root, char *why, size_t whylen)
+state_vcpus_read(struct state *st, json_object *root, const char *const *fields, char *why,
+                 size_t whylen)
 {
-	static const char *const fields[] = {"version", "vcpus", NULL};
 	char sub[STATE_VM_NAME_MAX + 64]; /* ": vm \"NAME\" vcpu N is listed twice" and shorter */
 	const char *extra = state_json_unknown_key(root, fields);
 	json_object *vcpus;
@@ -195,6 +203,55 @@ state_v1_read(struct state *st, json_object *root, char *why, size_t whylen)
 	return 0;
 }
 
+static int
+state_v1_read(struct state *st, json_object *root, char *why, size_t whylen)
+{
+	static const char *const fields[] = {"version", "vcpus", NULL};
+
+	return state_vcpus_read(st, root, fields, why, whylen);
+}
+
+/* ---- version 2 ------------------------------------------------------------------------------- */
+
+/* Version 2's "scan" object, when there is one, into st; -EINVAL with a message in why. */
+static int
+state_scan_read(struct state *st, json_object *root, char *why, size_t whylen)
+{
+	static const char *const fields[] = {"delay_ms", "period_min_ms", "period_max_ms",
+	                                     "size_mb", NULL};
+	struct scan_tunables t;
+	int *out[] = {&t.delay_ms, &t.period_min_ms, &t.period_max_ms, &t.size_mb};
+	const char *reason, *extra;
+	json_object *jo;
+
+	if (!json_object_object_get_ex(root, "scan", &jo))
+		return 0;
+	if (!json_object_is_type(jo, json_type_object)) {
+		snprintf(why, whylen, "scan: is not an object");
+		return -EINVAL;
+	}
+	if ((extra = state_json_unknown_key(jo, fields)) != NULL) {
+		snprintf(why, whylen, "scan: unknown field \"%.64s\"", extra);
+		return -EINVAL;
+	}
+	for (int i = 0; fields[i] != NULL; i++)
+		if (state_json_int(jo, fields[i], 0, INT_MAX, out[i], &reason) < 0) {
+			snprintf(why, whylen, "scan.%s: %s", fields[i], reason);
+			return -EINVAL;
+		}
+	state_scan_set(st, &t);
+	return 0;
+}
+
+static int
+state_v2_read(struct state *st, json_object *root, char *why, size_t whylen)
+{
+	static const char *const fields[] = {"version", "vcpus", "scan", NULL};
+	int rc = state_vcpus_read(st, root, fields, why, whylen);
+
+	return rc < 0 ? rc : state_scan_read(st, root, why, whylen);
+}
+
 /* ---- the readers ----------------------------------------------------------------------------- */
 
 struct state_reader {
@@ -206,6 +263,7 @@ struct state_reader {
 /* Every version ever shipped; STATE_FILE_VERSION, the one written, among them. */
 static const struct state_reader state_readers[] = {
     {1, state_v1_read},
+    {2, state_v2_read},
 };
 
 #define STATE_NR_READERS (sizeof(state_readers) / sizeof(state_readers[0]))
@@ -372,6 +430,9 @@ state_salvage(struct state *st, json_object *root)
 	char why[STATE_WHY_MAX];
 	size_t n;
 
+	/* The admin's scan tunables, when version 2's "scan" is whole: a crash's only record. */
+	if (root != NULL && json_object_is_type(root, json_type_object))
+		state_scan_read(st, root, why, sizeof(why));
 	if (root == NULL || !json_object_is_type(root, json_type_object) ||
 	    !json_object_object_get_ex(root, "vcpus", &vcpus) ||
 	    !json_object_is_type(vcpus, json_type_array))
@@ -442,12 +503,14 @@ state_load_or_set_aside(const char *path, struct state **out, char *note, size_t
 		(*out)->keep_file = true;
 		util_errf(note, notelen,
 		          "%s: %s; cannot set it aside (%s): it stays, and no state is saved "
-		          "until it is moved away; %zu of its %zu vCPU entries kept",
-		          path, p->why, strerror(-rc), (*out)->nr, found);
+		          "until it is moved away; %zu of its %zu vCPU entries kept%s",
+		          path, p->why, strerror(-rc), (*out)->nr, found,
+		          (*out)->scan_saved ? ", and its saved scan tunables" : "");
 	} else {
 		util_errf(note, notelen,
-		          "%s: %s; set aside as %s; %zu of its %zu vCPU entries kept", path, p->why,
-		          aside, (*out)->nr, found);
+		          "%s: %s; set aside as %s; %zu of its %zu vCPU entries kept%s", path,
+		          p->why, aside, (*out)->nr, found,
+		          (*out)->scan_saved ? ", and its saved scan tunables" : "");
 	}
 	rc = 0;
 out:

@@ -248,6 +248,28 @@ fault_watch_vm(struct host *h, int vm_id)
 		in->ops->watch_vm(in, vm_id);
 }
 
+static int
+fault_scan_get(struct host *h, struct scan_tunables *out, const char **why)
+{
+	struct host *in = fault_of(h)->inner;
+
+	*why = "the inner host has no scan tunables";
+	return in->ops->scan_tunables_get != NULL ? in->ops->scan_tunables_get(in, out, why)
+	                                          : -EOPNOTSUPP;
+}
+
+static int
+fault_scan_set(struct host *h, const struct scan_tunables *t)
+{
+	static const int errs[] = {EIO, EACCES};
+	struct fault_host *fh = fault_of(h);
+	int rc = fault_draw(fh, errs, 2);
+
+	if (rc == 0 && fh->inner->ops->scan_tunables_set == NULL)
+		rc = -EOPNOTSUPP;
+	return rc < 0 ? rc : fh->inner->ops->scan_tunables_set(fh->inner, t);
+}
+
 static const struct host_ops fault_ops = {
     .name = "fault",
     .close = fault_close,
@@ -267,6 +289,8 @@ static const struct host_ops fault_ops = {
     .observe_cost = fault_observe_cost,
     .wake_s = fault_wake_s,
     .watch_vm = fault_watch_vm,
+    .scan_tunables_get = fault_scan_get,
+    .scan_tunables_set = fault_scan_set,
 };
 
 int

@@ -17,6 +17,7 @@
 
 #include "host/sim/scenario.h"
 #include "policy/model.h"
+#include "policy/scan_control.h"
 
 struct host;
 
@@ -106,6 +107,16 @@ struct host_ops {
 	 * while (host/linux/observe_plan.h).  NULL op: every VM is read every snapshot anyway.
 	 */
 	void (*watch_vm)(struct host *h, int vm_id);
+	/*
+	 * The kernel's host-wide NUMA scan tunables (lever HOST_CAP_SCAN_TUNABLES, policy/
+	 * scan_control.h), probed afresh: 0 with the current values in *out when vnumad may write
+	 * them; else -EOPNOTSUPP (the backend has no such lever: the simulator, which does not
+	 * model the kernel's scanner), -ENOENT (the kernel has none) or another -errno (they are
+	 * there but refused), with *why saying so in words ("" on 0).
+	 */
+	int (*scan_tunables_get)(struct host *h, struct scan_tunables *out, const char **why);
+	/* Write all four; 0 or -errno (-EOPNOTSUPP as above). */
+	int (*scan_tunables_set)(struct host *h, const struct scan_tunables *t);
 };
 
 struct host {

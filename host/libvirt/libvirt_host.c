@@ -623,6 +623,28 @@ lvh_watch(struct host *h, int vm_id)
 		in->ops->watch_vm(in, vm_id);
 }
 
+/*
+ * The scan tunables are this machine's, as are the inner Linux host's: its lever (an inner
+ * host without the ops, as in tests: none).
+ */
+static int
+lvh_scan_get(struct host *h, struct scan_tunables *out, const char **why)
+{
+	struct host *in = lvh_of(h)->inner;
+
+	*why = "the inner host has no scan tunables";
+	return in->ops->scan_tunables_get != NULL ? in->ops->scan_tunables_get(in, out, why)
+	                                          : -EOPNOTSUPP;
+}
+
+static int
+lvh_scan_set(struct host *h, const struct scan_tunables *t)
+{
+	struct host *in = lvh_of(h)->inner;
+
+	return in->ops->scan_tunables_set != NULL ? in->ops->scan_tunables_set(in, t) : -EOPNOTSUPP;
+}
+
 static const struct host_ops libvirt_host_ops = {
     .name = "libvirt",
     .close = lvh_close,
@@ -642,6 +664,8 @@ static const struct host_ops libvirt_host_ops = {
     .observe_cost = lvh_observe_cost,
     .wake_s = lvh_wake,
     .watch_vm = lvh_watch,
+    .scan_tunables_get = lvh_scan_get,
+    .scan_tunables_set = lvh_scan_set,
 };
 
 int

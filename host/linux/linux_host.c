@@ -21,7 +21,8 @@
  * (the kernel's scan rate is per task and set by the kernel itself).
  *
  * A host opened on a directory tree (tests, fixtures) observes it but refuses every action
- * with -EROFS: its thread ids are not this machine's.
+ * on a VM with -EROFS: its thread ids are not this machine's.  The scan tunables
+ * (linux_host_scan.c) are that tree's own files and are written there.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -116,10 +117,14 @@ lh_describe(struct linux_host *lh)
 {
 	const struct linux_host_caps *c = &lh->caps;
 	int n = snprintf(lh->describe, sizeof(lh->describe),
-	                 "kernel.numa_balancing=%d%s; numa_faults in sched files: %s; debugfs "
-	                 "scan tunables: %s",
+	                 "kernel.numa_balancing=%d%s; numa_faults in sched files: %s; scan "
+	                 "tunables: %s%s%s",
 	                 c->numa_balancing, c->balancing_on ? "" : " (off: placement-only)",
-	                 c->sched_numa_faults ? "yes" : "no", c->debugfs_scan ? "yes" : "no");
+	                 c->sched_numa_faults ? "yes" : "no", linux_scan_lever_name(lh->scan.lever),
+	                 lh->scan.lever == LINUX_SCAN_WRITABLE
+	                     ? (lh->scan.debugfs ? " (debugfs)" : " (/proc/sys/kernel)")
+	                     : " - ",
+	                 lh->scan.reason);
 
 	struct linux_migrator_stats ms;
 
@@ -592,7 +597,8 @@ lh_caps_refresh(struct linux_host *lh)
  * What this host can do and sense, for the engine (policy/model.h HOST_CAP_*): vCPU pins and
  * move_pages; no memory bind and no per-VM scan rate (lh_bind, lh_sampling); the sched files'
  * numa_faults are folded in by task_numa_placement() once per scan pass; the kernel's
- * balancing runs beside vnumad whenever it is on (it must, for hinting faults).
+ * balancing runs beside vnumad whenever it is on (it must, for hinting faults); the
+ * host-wide scan tunables when they were writable at the last probe.
  */
 static unsigned
 lh_caps(const struct linux_host *lh)
@@ -601,6 +607,8 @@ lh_caps(const struct linux_host *lh)
 
 	if (lh->caps.balancing_on)
 		caps |= HOST_CAP_KERNEL_BALANCING;
+	if (lh->scan.lever == LINUX_SCAN_WRITABLE)
+		caps |= HOST_CAP_SCAN_TUNABLES;
 	return caps;
 }
 
@@ -970,6 +978,8 @@ static const struct host_ops linux_host_ops = {
     .observe_cost = lh_observe_cost,
     .wake_s = lh_wake,
     .watch_vm = lh_watch,
+    .scan_tunables_get = linux_host_scan_get,
+    .scan_tunables_set = linux_host_scan_set,
 };
 
 int
@@ -1006,6 +1016,7 @@ host_linux_open(const char *root, double rate_mib_s, struct host **out, char *er
 		snprintf(err, errlen, "cannot read kernel.numa_balancing: %s", strerror(-ret));
 		goto fail;
 	}
+	linux_scan_tunables_probe(lh->root, &lh->scan);
 	if (lh->root != NULL)
 		snprintf(lh->procconn_note, sizeof(lh->procconn_note),
 		         "a tree under a root is listed");

@@ -25,6 +25,7 @@
 #include "host/linux/procconn.h"
 #include "host/linux/ram_layout.h"
 #include "host/linux/residency.h"
+#include "host/linux/scan_tunables.h"
 #include "host/linux/snapshot.h"
 #include "host/linux/sysfs.h"
 
@@ -115,6 +116,8 @@ struct linux_host {
 	long hz;          /* clock ticks per second of /proc stat times */
 	uint64_t page_bytes;
 	struct linux_host_caps caps;
+	/* The scan tunables as last probed (at open, and at every scan_tunables_get/set). */
+	struct linux_scan_probe scan;
 	char describe[768];
 	char note[2 * LINUX_QEMU_ERROR_MAX + 128]; /* the last vm_note answer */
 	/* Processes and VMs left out of a snapshot because a file was malformed. */
@@ -158,5 +161,12 @@ void linux_host_mem_advance(struct linux_host *lh, double now_s);
 uint64_t linux_host_mem_pending(const struct lh_vm *vm);
 /* Drop vm's jobs; requests still running become orphans. */
 void linux_host_mem_drop(struct linux_host *lh, struct lh_vm *vm);
+
+/*
+ * linux_host_scan.c: the scan tunables ops (host.h).  Under a root they read and write that
+ * tree's files (its kernel's tunables, not this machine's).
+ */
+int linux_host_scan_get(struct host *h, struct scan_tunables *out, const char **why);
+int linux_host_scan_set(struct host *h, const struct scan_tunables *t);
 
 #endif

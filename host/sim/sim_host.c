@@ -187,6 +187,27 @@ sim_host_describe(struct host *h)
 	return sim_host_of(h)->describe;
 }
 
+/*
+ * No profile has the host-wide scan tunables: the simulator does not model the kernel's scan
+ * period, so a lever it offered would change nothing in it (BRIEF section 3, lever parity).
+ */
+static int
+sim_host_scan_get(struct host *h, struct scan_tunables *out, const char **why)
+{
+	(void)h;
+	(void)out;
+	*why = "the simulated host does not model the kernel's scan period";
+	return -EOPNOTSUPP;
+}
+
+static int
+sim_host_scan_set(struct host *h, const struct scan_tunables *t)
+{
+	(void)h;
+	(void)t;
+	return -EOPNOTSUPP;
+}
+
 static const struct host_ops sim_host_ops = {
     .name = "sim",
     .close = sim_host_close,
@@ -202,6 +223,8 @@ static const struct host_ops sim_host_ops = {
     .policy_persist = NULL,
     .describe = sim_host_describe,
     .wake_s = NULL,
+    .scan_tunables_get = sim_host_scan_get,
+    .scan_tunables_set = sim_host_scan_set,
 };
 
 struct sim *

@@ -200,4 +200,21 @@ grep -q "db-orders vCPU 0: its recorded nodes 0-7 are not all on this host (4 no
 	"$D/foreign.log" || fail "no warning that a vCPU went back on every node"
 [ "$(entries)" -eq 0 ] || fail "the foreign entry stayed"
 
+# ---- scan tunables a crashed daemon saved (version 2) --------------------------------------
+# The simulated host has no scan tunables: --restore says it could not put them back, exits
+# 1, and keeps them in the state file for a host that has them; the vCPUs still go back.
+case_dir scan
+cat >"$C/state.json" <<EOF
+{"version": 2, "vcpus": [{"vm": "db-orders", "vm_id": 1000, "vcpu": 0, "tid": 1,
+  "orig_nodes": "0-3"}], "scan": {"delay_ms": 1000, "period_min_ms": 1000,
+  "period_max_ms": 60000, "size_mb": 256}}
+EOF
+out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --restore 2>"$D/scan.log") &&
+	fail "--restore with scan tunables it cannot write exited 0: $out"
+echo "$out" | grep -q "restored 1 vCPUs" || fail "--restore with scan tunables: $out"
+echo "$out" | grep -q "could not restore the kernel's scan tunables: kept in the state file" ||
+	fail "--restore did not say the scan tunables were kept: $out"
+jq -e '.version == 2 and .scan.period_max_ms == 60000 and (.vcpus | length) == 0' \
+	"$C/state.json" >/dev/null || fail "--restore: the state file: $(cat "$C/state.json")"
+
 echo "daemon state: all checks passed"

@@ -22,7 +22,12 @@
 #     >= 90 % of each cell's RAM on its cell's node (vnuma-load's own count: vl_cells_check);
 #   - vnumad's host counters (vnumactl stats) show hint_faults > 0 and pages_migrated > 0;
 #   - no node's MemFree went below MIN_FREE_PCT % of its MemTotal in any sample (the watermark);
-#   - vnumad ran throughout and exited with status 0 on SIGTERM.
+#   - vnumad ran throughout and exited with status 0 on SIGTERM;
+#   - on the 2-node boot (scan_control = yes): the kernel's scan tunables are "present" in
+#     `vnumactl status`; within SCAN_WAIT_S of convergence vnumad has slowed them (every VM
+#     settled for 60 s), and then scan_period_min_ms in debugfs is the admin's
+#     scan_period_max_ms; after the VMs and vnumad have stopped, it is the admin's value again
+#     (docs/linux-host.md, "Scan tunables").
 # Prints a per-VM table at the end and how long convergence took.  Keeps the guests' logs
 # (vnumad.log, what vnumactl said, the samples) on failure and names their directory.
 # Skips (77) only when QEMU or the kernel is missing.  About 4 minutes for the 2-node boot and
@@ -50,6 +55,11 @@ COLD_PCT=15
 # Guest memory per boot, MiB: room on node 0 for all the VMs' RAM.
 GUEST_MEM2_MIB=4096
 GUEST_MEM4_MIB=6144
+# Seconds after convergence within which every VM must have been settled for 60 s and vnumad
+# must have slowed the kernel's scan (2-node boot): settling takes the last cold pages' moves.
+SCAN_WAIT_S=240
+# The kernel's scan tunables in the emulated host (debugfs is mounted there: numa-host.sh).
+SCAN_DIR=/sys/kernel/debug/sched/numa_balancing
 # QEMU is killed after this many seconds: the VMs' start (20-50 s), the limit above, and at
 # the end vnumactl's output and vnumad's stop (up to 60 s each when vnumad does not answer),
 # with room for a machine that runs other jobs too.
@@ -136,6 +146,35 @@ guest_checks() {
 	done
 }
 
+# guest_scan_slowed: wait (SCAN_WAIT_S) for vnumad to slow the scan tunables, then check the
+# file; says what vnumactl status and list said when it did not.
+guest_scan_slowed() {
+	if ! grep -q '"lever": *"present"' "$VD/ctl-status-scan.json"; then
+		fail "the scan tunables are not present in vnumactl status: $(cat "$VD/ctl-status-scan.json")"
+		return 1
+	fi
+	vl_cs
+	t_scan=$VL_CS
+	until vl_ctl status >"$VD/ctl-status-scan.json" 2>&1 &&
+		grep -q '"slowed": *true' "$VD/ctl-status-scan.json"; do
+		vl_cs
+		if [ $((VL_CS - t_scan)) -ge $((SCAN_WAIT_S * 100)) ]; then
+			vl_ctl list >"$VD/ctl-list-scan.json" 2>&1
+			fail "vnumad did not slow the scan tunables within $SCAN_WAIT_S s of convergence:" \
+				"$(grep -A 20 scan_tunables "$VD/ctl-status-scan.json")" \
+				"VM states: $(grep '"state"' "$VD/ctl-list-scan.json" | tr -d ' \n')"
+			return 1
+		fi
+		sleep 2
+	done
+	vl_cs
+	now=$(cat $SCAN_DIR/scan_period_min_ms)
+	echo "scan: slowed $(((VL_CS - t_scan) / 100)) s after convergence: scan_period_min_ms" \
+		"$SCAN_MIN0 -> $now (the admin's scan_period_max_ms: $SCAN_MAX0)"
+	[ "$now" = "$SCAN_MAX0" ] ||
+		fail "scan_period_min_ms is $now while slowed, not the admin's max $SCAN_MAX0"
+}
+
 # Samples after convergence in which some VM was not whole (a vCPU seen off its node): said,
 # not a failure.
 guest_after_whole() {
@@ -197,7 +236,14 @@ guest_main() {
 	# vnumad runs before the VMs start, as an administrator's does, paused until t0: started
 	# after them it lost 5-50 s to loading its shared libraries under TCG, while the kernel's
 	# balancing, already on, could move every page before vnumad moved one.
-	if ! vl_vnumad_start "$VD" "log_level = debug" "policy_dir = $VD/policy.d" ||
+	# The scan lever on the 2-node boot only, to bound the test's time: the check adds the
+	# wait for every VM to settle and 60 s more.
+	scan=no
+	[ "$nodes" -ne 2 ] || scan=yes
+	SCAN_MIN0=$(cat $SCAN_DIR/scan_period_min_ms 2>/dev/null)
+	SCAN_MAX0=$(cat $SCAN_DIR/scan_period_max_ms 2>/dev/null)
+	if ! vl_vnumad_start "$VD" "log_level = debug" "policy_dir = $VD/policy.d" \
+		"scan_control = $scan" ||
 		! vl_ctl_retry "$VL_DAEMON_WAIT_S" pause >/dev/null; then
 		echo "FAIL: vnumad --host linux did not start"
 		vl_vnumad_stop
@@ -214,6 +260,10 @@ guest_main() {
 	# samples taken after that are only reported (guest_after_whole).
 	if guest_wait_whole "$limit"; then
 		CONV="$VL_WHOLE_SINCE $VL_WHOLE_N"
+		if [ $scan = yes ]; then
+			vl_ctl status >"$VD/ctl-status-scan.json" 2>&1
+			guest_scan_slowed
+		fi
 	else
 		kill -0 "$VL_VNUMAD_PID" 2>/dev/null ||
 			fail "vnumad ended by itself: $(tail -n 20 "$VD/vnumad.log")"
@@ -230,6 +280,12 @@ guest_main() {
 	# whose guests were shut down first.
 	vl_vms_stop
 	vl_vnumad_stop
+	if [ $scan = yes ]; then
+		now=$(cat $SCAN_DIR/scan_period_min_ms)
+		echo "scan: after vnumad stopped, scan_period_min_ms is $now (the admin's: $SCAN_MIN0)"
+		[ "$now" = "$SCAN_MIN0" ] ||
+			fail "scan_period_min_ms is $now after vnumad stopped, not the admin's $SCAN_MIN0"
+	fi
 	echo
 	vl_vm_table "$S"
 	echo

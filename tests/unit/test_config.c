@@ -24,7 +24,7 @@
 static const char *const all_keys[] = {
     "sample_period", "rebalance_period", "socket",          "socket_mode",
     "control_group", "state_file",       "restore_on_exit", "log_level",
-    "log_target",    "migrate_rate",     "default_mode",
+    "log_target",    "migrate_rate",     "default_mode",    "scan_control",
 };
 #define NR_KEYS (sizeof(all_keys) / sizeof(all_keys[0]))
 
@@ -132,6 +132,7 @@ assert_config_equal(const struct config *a, const struct config *b)
 	assert_int_equal(a->log_target, b->log_target);
 	assert_true(a->migrate_rate_mib_s == b->migrate_rate_mib_s);
 	assert_int_equal(a->default_mode, b->default_mode);
+	assert_int_equal(a->scan_control, b->scan_control);
 }
 
 static void
@@ -154,6 +155,7 @@ test_defaults(void **state)
 	assert_int_equal(cfg.log_target, LOG_TARGET_AUTO);
 	assert_true(cfg.migrate_rate_mib_s == 1024.0);
 	assert_int_equal(cfg.default_mode, VM_POLICY_MODE_AUTO);
+	assert_false(cfg.scan_control); /* a host-wide kernel setting: the admin opts in */
 }
 
 /* An empty file and a file of comments are the defaults. */
@@ -239,6 +241,8 @@ test_units_and_spellings(void **state)
 	assert_false(cfg.restore_on_exit);
 	expect_ok("restore_on_exit = true\n", &cfg);
 	assert_true(cfg.restore_on_exit);
+	expect_ok("scan_control = yes\n", &cfg);
+	assert_true(cfg.scan_control);
 	expect_ok("control_group = \"\"\n", &cfg);
 	assert_string_equal(cfg.control_group, "");
 	expect_ok("control_group = _vn-umad9\n", &cfg);

@@ -163,6 +163,46 @@ test_default_driver(void **state)
 	tree_remove(&t);
 }
 
+/*
+ * The scan tunables are the machine's under --connect too: the libvirt host hands them to
+ * its Linux host (here the tree's files: only scan_size_mb at first, so absent).
+ */
+static void
+test_scan_tunables_delegated(void **state)
+{
+	static const char *const files[] = {"scan_delay_ms", "scan_period_min_ms",
+	                                    "scan_period_max_ms", "scan_size_mb"};
+	static const char *const values[] = {"1000\n", "1000\n", "60000\n", "256\n"};
+	struct scan_tunables cur, slow;
+	const char *why = NULL;
+	char path[512];
+	struct tree t;
+	struct host *h;
+	FILE *f;
+
+	(void)state;
+	tree_make(&t, "test");
+	h = host_open("test:///default", t.root);
+	assert_int_equal(h->ops->scan_tunables_get(h, &cur, &why), -ENOENT);
+	assert_non_null(strstr(why, "no scan tunables"));
+	for (int i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/sys/kernel/debug/sched/numa_balancing/%s", t.root,
+		         files[i]);
+		assert_non_null(f = fopen(path, "w"));
+		fputs(values[i], f);
+		fclose(f);
+	}
+	assert_int_equal(h->ops->scan_tunables_get(h, &cur, &why), 0);
+	assert_int_equal(cur.period_max_ms, 60000);
+	slow = cur;
+	slow.period_min_ms = 60000;
+	assert_int_equal(h->ops->scan_tunables_set(h, &slow), 0);
+	assert_int_equal(h->ops->scan_tunables_get(h, &cur, &why), 0);
+	assert_int_equal(cur.period_min_ms, 60000);
+	h->ops->close(h);
+	tree_remove(&t);
+}
+
 static const char node_xml[] =
     "<node xmlns:test='http://libvirt.org/schemas/domain/test/1.0'>\n"
     "<cpu><nodes>2</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads>"
@@ -614,6 +654,7 @@ main(void)
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_default_driver),
+	    cmocka_unit_test(test_scan_tunables_delegated),
 	    cmocka_unit_test(test_custom_file),
 	    cmocka_unit_test(test_vcpu_node_follows_pin),
 	    cmocka_unit_test(test_policy_scopes),

@@ -198,9 +198,104 @@ test_fixture_v1(void **state)
 	state_free(st);
 }
 
+/* Version 2 as its writer left it: version 1's entries and the admin's scan tunables. */
+static void
+test_fixture_v2(void **state)
+{
+	struct state *st = NULL;
+	char path[512], err[512];
+
+	if (!fixture_path("v2.json", path, sizeof(path)))
+		skip();
+	if (state_load(path, &st, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(st->nr, 2);
+	assert_false(st->dirty);
+	assert_true(state_find(st, "db-orders", 0)->orig_nodes == 0xf);
+	assert_true(state_find(st, "web1", 1)->orig_nodes == 0x2);
+	assert_true(st->scan_saved);
+	assert_int_equal(st->scan.delay_ms, 1000);
+	assert_int_equal(st->scan.period_min_ms, 1000);
+	assert_int_equal(st->scan.period_max_ms, 60000);
+	assert_int_equal(st->scan.size_mb, 256);
+	state_free(st);
+}
+
+/*
+ * The writer: version 1 while no scan tunables are saved (an older vnumad reads it), version 2
+ * with them, read back equal; forgetting them writes version 1 again.
+ */
+static void
+test_scan_saved_version(void **state)
+{
+	struct scan_tunables t = {
+	    .delay_ms = 7, .period_min_ms = 10, .period_max_ms = 90, .size_mb = 32};
+	struct state *st = state_new(), *back = NULL;
+	char path[300], err[512], *text;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/scan.json", tmpdir);
+	state_record(st, "a", 1, 0, 2, 0x3);
+	assert_int_equal(state_save(st, path, err, sizeof(err)), 0);
+	assert_non_null(strstr(text = read_all(path, &len), "\"version\": 1"));
+	free(text);
+	state_scan_set(st, &t);
+	assert_true(st->dirty);
+	assert_int_equal(state_save(st, path, err, sizeof(err)), 0);
+	assert_non_null(strstr(text = read_all(path, &len), "\"version\": 2"));
+	free(text);
+	assert_int_equal(state_load(path, &back, err, sizeof(err)), 0);
+	assert_true(back->scan_saved);
+	assert_memory_equal(&back->scan, &t, sizeof(t));
+	assert_int_equal(back->nr, 1);
+	state_free(back);
+	state_scan_set(st, NULL);
+	assert_true(st->dirty);
+	assert_int_equal(state_save(st, path, err, sizeof(err)), 0);
+	assert_non_null(strstr(text = read_all(path, &len), "\"version\": 1"));
+	free(text);
+	assert_int_equal(state_load(path, &back, err, sizeof(err)), 0);
+	assert_false(back->scan_saved);
+	state_free(back);
+	state_free(st);
+	unlink(path);
+}
+
+/* Version 2's scan object is checked as strictly as the rest; version 1 has none. */
+static void
+test_scan_malformed(void **state)
+{
+	static const struct {
+		const char *text, *why;
+	} cases[] = {
+	    {"{\"version\":2,\"vcpus\":[],\"scan\":1}", "scan: is not an object"},
+	    {"{\"version\":2,\"vcpus\":[],\"scan\":{\"delay_ms\":1}}",
+	     "scan.period_min_ms: is missing"},
+	    {"{\"version\":2,\"vcpus\":[],\"scan\":{\"delay_ms\":-1,\"period_min_ms\":1,"
+	     "\"period_max_ms\":1,\"size_mb\":1}}",
+	     "scan.delay_ms: is out of range"},
+	    {"{\"version\":2,\"vcpus\":[],\"scan\":{\"delay_ms\":1,\"period_min_ms\":1,"
+	     "\"period_max_ms\":1,\"size_mb\":1,\"x\":0}}",
+	     "scan: unknown field \"x\""},
+	    {"{\"version\":1,\"vcpus\":[],\"scan\":{}}", "unknown field \"scan\""},
+	};
+	char path[300], err[512];
+
+	snprintf(path, sizeof(path), "%s/scan-bad.json", tmpdir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct state *st = NULL;
+
+		write_file(path, cases[i].text, strlen(cases[i].text));
+		assert_int_equal(state_load(path, &st, err, sizeof(err)), -EINVAL);
+		if (strstr(err, cases[i].why) == NULL)
+			fail_msg("case %zu: %s", i, err);
+	}
+	unlink(path);
+}
+
 /*
  * A file of a version this vnumad has no reader for: state_load refuses it, saying so;
- * state_load_or_set_aside renames it to PATH.v2.TIME.bad, unchanged, and takes the entries of
+ * state_load_or_set_aside renames it to PATH.v3.TIME.bad, unchanged, and takes the entries of
  * version 1's shape (extra fields ignored; incomplete or other-typed ones and a repeat left);
  * they are saved as version 1.
  */
@@ -212,21 +307,21 @@ test_newer_version_set_aside(void **state)
 	char *orig, *kept;
 	size_t orig_len, kept_len;
 
-	if (!fixture_path("future-v2.json", fix, sizeof(fix)))
+	if (!fixture_path("future-v3.json", fix, sizeof(fix)))
 		skip();
 	aside_dir_make(dir, sizeof(dir), "newer");
 	snprintf(path, sizeof(path), "%s/state.json", dir);
 	copy_file(fix, path);
 	assert_int_equal(state_load(path, &st, err, sizeof(err)), -EPROTONOSUPPORT);
 	assert_null(st);
-	assert_non_null(strstr(err, "version: 2: written by a newer vnumad (this one reads 1)"));
+	assert_non_null(strstr(err, "version: 3: written by a newer vnumad (this one reads 1, 2)"));
 
 	orig = read_all(path, &orig_len);
 	assert_int_equal(state_load_or_set_aside(path, &st, note, sizeof(note)), 0);
 	assert_non_null(st);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(aside_files(dir, "state.json.", names, sizeof(names)), 1);
-	assert_stamped(names, "state.json.v2.", ".bad");
+	assert_stamped(names, "state.json.v3.", ".bad");
 	snprintf(aside, sizeof(aside), "%s/%s", dir, names);
 	kept = read_all(aside, &kept_len);
 	assert_int_equal(kept_len, orig_len);
@@ -364,12 +459,50 @@ test_set_aside_fails_keeps_file(void **state)
 	dir_empty_remove(dir);
 }
 
+/*
+ * A version-2 file set aside (one bad entry): its whole "scan" object is kept with the good
+ * entries, so that the admin's scan tunables a crash left still go back; a scan object that
+ * is not whole is not.
+ */
+static void
+test_scan_salvaged(void **state)
+{
+	static const char bad_entry[] =
+	    "{\"version\":2,\"vcpus\":[{" GOOD "},{\"vm\":\"b\"}],\"scan\":{\"delay_ms\":7,"
+	    "\"period_min_ms\":10,\"period_max_ms\":90,\"size_mb\":32}}";
+	static const char bad_scan[] =
+	    "{\"version\":2,\"vcpus\":[{" GOOD "}],\"scan\":{\"delay_ms\":7}}";
+	char dir[256], note[2048];
+	struct state *st;
+
+	aside_dir_make(dir, sizeof(dir), "scan-salvage");
+	st = set_aside_text(dir, bad_entry, note, sizeof(note));
+	assert_int_equal(st->nr, 1);
+	assert_true(st->dirty);
+	assert_true(st->scan_saved);
+	assert_int_equal(st->scan.delay_ms, 7);
+	assert_int_equal(st->scan.period_max_ms, 90);
+	assert_non_null(strstr(note, "1 of its 2 vCPU entries kept, and its saved scan tunables"));
+	state_free(st);
+	st = set_aside_text(dir, bad_scan, note, sizeof(note));
+	assert_int_equal(st->nr, 1);
+	assert_false(st->scan_saved);
+	assert_non_null(strstr(note, "scan.period_min_ms: is missing"));
+	assert_null(strstr(note, "scan tunables"));
+	state_free(st);
+	dir_empty_remove(dir);
+}
+
 int
 main(void)
 {
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_v1),
+		cmocka_unit_test(test_fixture_v2),
+		cmocka_unit_test(test_scan_saved_version),
+		cmocka_unit_test(test_scan_malformed),
+		cmocka_unit_test(test_scan_salvaged),
 		cmocka_unit_test(test_newer_version_set_aside),
 		cmocka_unit_test(test_malformed_set_aside),
 		cmocka_unit_test(test_set_aside_fails_keeps_file),
