@@ -209,7 +209,7 @@ cat >"$C/state.json" <<EOF
   "orig_nodes": "0-3"}], "scan": {"delay_ms": 1000, "period_min_ms": 1000,
   "period_max_ms": 60000, "size_mb": 256}}
 EOF
-out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --restore 2>"$D/scan.log") &&
+out=$("$VNUMAD" -f "$C/vnumad.conf" --simulate default --state "$C/state.json" --restore 2>"$D/scan.log") &&
 	fail "--restore with scan tunables it cannot write exited 0: $out"
 echo "$out" | grep -q "restored 1 vCPUs" || fail "--restore with scan tunables: $out"
 echo "$out" | grep -q "could not restore the kernel's scan tunables: kept in the state file" ||
