@@ -24,14 +24,12 @@ hj_nodes(uint64_t mask)
 	return json_object_new_string(mask ? nodemask_format(mask, buf, sizeof(buf)) : "");
 }
 
-/* Share of the VM's memory on nodes where it has vCPUs (when faults say nothing). */
+/* Share of the VM's memory on the nodes where its vCPUs run (where). */
 static double
-hj_memory_locality(const struct snapshot *snap, const struct snap_vm *vm)
+hj_memory_locality(const struct snapshot *snap, const struct snap_vm *vm, uint64_t where)
 {
-	uint64_t where = 0, on = 0, all = 0;
+	uint64_t on = 0, all = 0;
 
-	for (int v = 0; v < vm->nr_vcpus; v++)
-		where |= nodemask_of(vm->vcpus[v].node);
 	for (int n = 0; n < snap->nr_nodes; n++) {
 		all += vm->resident_mib[n];
 		on += nodemask_test(where, n) ? vm->resident_mib[n] : 0;
@@ -105,7 +103,7 @@ handlers_vm_row(struct daemon *d, const struct snap_vm *vm)
 	json_object_object_add(o, "vcpu_nodes", hj_nodes(where));
 	/* Two measures, named apart; a fault figure nobody measures now is null, not frozen. */
 	json_object_object_add(o, "memory_locality",
-	                       json_object_new_double(hj_memory_locality(d->snap, vm)));
+	                       json_object_new_double(hj_memory_locality(d->snap, vm, where)));
 	json_object_object_add(o, "fault_locality",
 	                       fault_loc >= 0 ? json_object_new_double(fault_loc) : NULL);
 	json_object_object_add(o, "fault_age_s",

@@ -475,13 +475,34 @@ hv_policy_scope_check(const char *scope, char *err, size_t errlen)
 	return PROTO_BAD_REQUEST;
 }
 
-/* Whether a boolean argument is there and true. */
+/* Whether a boolean argument is there and true (its type checked by the command's spec). */
 static bool
 hv_arg_true(struct json_object *args, const char *key)
 {
-	struct json_object *o;
+	bool on = false;
 
-	return json_object_object_get_ex(args, key, &o) && json_object_get_boolean(o);
+	return proto_arg_bool(args, key, &on) == 0 && on;
+}
+
+/*
+ * A policy request that changes something: logged with who asked, refused unless the peer
+ * may write (what: "resetting" or "setting"), its scope read and checked into *scope.
+ */
+static enum proto_status
+hv_policy_change_admit(struct control_client *cl, const struct control_peer *peer,
+                       struct json_object *args, const char *what, const char **scope, char *err,
+                       size_t errlen)
+{
+	control_client_request_changes(cl);
+	if (!peer->may_write) {
+		snprintf(err, errlen,
+		         "permission denied: %s a policy changes state (root or the control group "
+		         "only)",
+		         what);
+		return PROTO_FORBIDDEN;
+	}
+	proto_arg_string(args, "scope", scope);
+	return hv_policy_scope_check(*scope, err, errlen);
 }
 
 /*
@@ -526,32 +547,16 @@ h_policy(HANDLER_ARGS)
 	if (vm == NULL)
 		return st;
 	if (hv_arg_true(args, "reset")) {
-		control_client_request_changes(cl);
-		if (!peer->may_write) {
-			snprintf(err, errlen,
-			         "permission denied: resetting a policy changes state "
-			         "(root or the control group only)");
-			return PROTO_FORBIDDEN;
-		}
-		proto_arg_string(args, "scope", &scope);
-		if ((st = hv_policy_scope_check(scope, err, errlen)) != PROTO_OK)
-			return st;
-		return hv_policy_reset(d, vm, scope, data, err, errlen);
+		st = hv_policy_change_admit(cl, peer, args, "resetting", &scope, err, errlen);
+		return st == PROTO_OK ? hv_policy_reset(d, vm, scope, data, err, errlen) : st;
 	}
 	st = hv_policy_merge(&vm->policy, args, d->snap->nr_nodes, &pol, &changed, err, errlen);
 	if (st != PROTO_OK)
 		return st;
 	if (!changed)
 		return hv_policy_show(d, vm, data);
-	control_client_request_changes(cl);
-	if (!peer->may_write) {
-		snprintf(err, errlen,
-		         "permission denied: setting a policy changes state "
-		         "(root or the control group only)");
-		return PROTO_FORBIDDEN;
-	}
-	proto_arg_string(args, "scope", &scope);
-	if ((st = hv_policy_scope_check(scope, err, errlen)) != PROTO_OK)
+	st = hv_policy_change_admit(cl, peer, args, "setting", &scope, err, errlen);
+	if (st != PROTO_OK)
 		return st;
 	config = strcmp(scope, "config") == 0;
 	/* Checked before anything is stored (live+config stores config first, then live). */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -67,6 +68,21 @@ tdaemon_start_profile(struct tdaemon *t, const char *scenario, enum sim_profile 
 	d->host_profile = profile;
 	if (daemon_init(d, err, sizeof(err)) < 0)
 		fail_msg("daemon_init: %s", err);
+}
+
+/*
+ * A daemon on the scenario given as JSON text, under the host profile: the text goes to a
+ * file of its own for the start (the scenario is read then) and is removed after.
+ */
+static void __attribute__((unused))
+tdaemon_start_text(struct tdaemon *t, const char *scenario_json, enum sim_profile profile)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/tmp/vnumad-scn-%d.json", (int)getpid());
+	put_file(path, scenario_json);
+	tdaemon_start_profile(t, path, profile, NULL, NULL);
+	unlink(path);
 }
 
 /* tdaemon_start_profile under the linux profile (the simulated host's default). */

@@ -37,34 +37,16 @@ static const char migrate_scenario[] =
     "           \"first_touch_node\": 0},\n"
     "          {\"name\": \"fill\", \"vcpus\": 2, \"memory_gib\": 10, \"first_touch_node\": 1}]}\n";
 
-struct mig {
-	struct tdaemon t;
-	char path[128];
-};
-
 static void
-mig_start(struct mig *m)
+mig_start(struct tdaemon *t)
 {
-	FILE *f;
-
-	snprintf(m->path, sizeof(m->path), "/tmp/vnumad-migfit-%d.json", (int)getpid());
-	assert_non_null(f = fopen(m->path, "w"));
-	fputs(migrate_scenario, f);
-	assert_int_equal(fclose(f), 0);
-	tdaemon_start(&m->t, m->path, NULL, NULL);
-	tdaemon_rounds(&m->t, 5);
-}
-
-static void
-mig_stop(struct mig *m)
-{
-	tdaemon_stop(&m->t);
-	unlink(m->path);
+	tdaemon_start_text(t, migrate_scenario, SIM_PROFILE_LINUX);
+	tdaemon_rounds(t, 5);
 }
 
 static enum proto_status
-mig_call(struct mig *m, const char *vm, int node, bool force, struct json_object **data, char *err,
-         size_t errlen)
+mig_call(struct tdaemon *m, const char *vm, int node, bool force, struct json_object **data,
+         char *err, size_t errlen)
 {
 	struct json_object *args = json_object_new_object();
 
@@ -72,20 +54,19 @@ mig_call(struct mig *m, const char *vm, int node, bool force, struct json_object
 	json_object_object_add(args, "node", json_object_new_int(node));
 	if (force)
 		json_object_object_add(args, "force", json_object_new_boolean(true));
-	return tdaemon_call(&m->t, tdaemon_handler("migrate"), args, data, err, errlen);
+	return tdaemon_call(m, tdaemon_handler("migrate"), args, data, err, errlen);
 }
 
 /* The VM's policy source and nodes, as `vnumactl policy VM` shows them. */
 static void
-mig_policy_is(struct mig *m, const char *vm, const char *source, const char *nodes)
+mig_policy_is(struct tdaemon *m, const char *vm, const char *source, const char *nodes)
 {
 	struct json_object *args = json_object_new_object(), *data;
 	char err[256];
 
 	json_object_object_add(args, "vm", json_object_new_string(vm));
-	assert_int_equal(
-	    tdaemon_call(&m->t, tdaemon_handler("policy"), args, &data, err, sizeof(err)),
-	    PROTO_OK);
+	assert_int_equal(tdaemon_call(m, tdaemon_handler("policy"), args, &data, err, sizeof(err)),
+	                 PROTO_OK);
 	assert_string_equal(json_str(data, "source"), source);
 	assert_string_equal(json_str(json_object_object_get(data, "policy"), "nodes"), nodes);
 	json_object_put(data);
@@ -96,7 +77,7 @@ test_migrate_memory_short(void **state)
 {
 	struct json_object *data;
 	char err[512];
-	struct mig m;
+	struct tdaemon m;
 
 	(void)state;
 	mig_start(&m);
@@ -110,14 +91,14 @@ test_migrate_memory_short(void **state)
 	assert_int_equal(mig_call(&m, "big", 0, false, &data, err, sizeof(err)), PROTO_OK);
 	assert_string_equal(json_str(data, "policy_nodes"), "0");
 	json_object_put(data);
-	tdaemon_rounds(&m.t, 1);
+	tdaemon_rounds(&m, 1);
 	mig_policy_is(&m, "big", "live", "0");
 	/* --force asks anyway */
 	assert_int_equal(mig_call(&m, "big", 1, true, &data, err, sizeof(err)), PROTO_OK);
 	json_object_put(data);
-	tdaemon_rounds(&m.t, 1);
+	tdaemon_rounds(&m, 1);
 	mig_policy_is(&m, "big", "live", "1");
-	mig_stop(&m);
+	tdaemon_stop(&m);
 }
 
 static void
@@ -125,7 +106,7 @@ test_migrate_cpus_short(void **state)
 {
 	struct json_object *data;
 	char err[512];
-	struct mig m;
+	struct tdaemon m;
 
 	(void)state;
 	mig_start(&m);
@@ -134,7 +115,7 @@ test_migrate_cpus_short(void **state)
 	                         "changed (--force asks anyway: its vCPUs then share the node's "
 	                         "CPUs)");
 	mig_policy_is(&m, "wide", "default", "all");
-	mig_stop(&m);
+	tdaemon_stop(&m);
 }
 
 /* Off a terminal: a line at once, then per tenth of the VM or every CMD_MIGRATE_LINE_S. */

@@ -103,12 +103,9 @@ period_min_now(void)
 static void
 start(struct tdaemon *t, bool control)
 {
-	char path[PATH_MAX + 64], cmd[PATH_MAX + 64];
+	char cmd[PATH_MAX + 64];
 
-	snprintf(path, sizeof(path), "/tmp/vnumad-dscan-%d.json", (int)getpid());
-	put_file(path, scenario);
-	tdaemon_start(t, path, NULL, NULL);
-	unlink(path);
+	tdaemon_start_text(t, scenario, SIM_PROFILE_LINUX);
 	t->d.cfg.scan_control = control;
 	snprintf(scan_root, sizeof(scan_root), "%s/root", t->dir);
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/" DEBUGFS_REL "'", scan_root);

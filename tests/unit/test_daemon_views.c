@@ -34,41 +34,22 @@ static const char views_scenario[] =
     " \"vms\": [{\"name\": \"a\", \"vcpus\": 4, \"memory_gib\": 4,\n"
     "           \"workload\": \"private\", \"first_touch_node\": 1}]}\n";
 
-struct views {
-	struct tdaemon t;
-	char path[128];
-};
-
 static void
-views_start(struct views *v, enum sim_profile profile)
+views_start(struct tdaemon *t, enum sim_profile profile)
 {
-	FILE *f;
-
-	snprintf(v->path, sizeof(v->path), "/tmp/vnumad-views-%d.json", (int)getpid());
-	assert_non_null(f = fopen(v->path, "w"));
-	fputs(views_scenario, f);
-	assert_int_equal(fclose(f), 0);
-	tdaemon_start_profile(&v->t, v->path, profile, NULL, NULL);
-}
-
-static void
-views_stop(struct views *v)
-{
-	tdaemon_stop(&v->t);
-	unlink(v->path);
+	tdaemon_start_text(t, views_scenario, profile);
 }
 
 /* VM a's vminfo reply (put by the caller). */
 static struct json_object *
-views_vminfo(struct views *v)
+views_vminfo(struct tdaemon *v)
 {
 	struct json_object *args = json_object_new_object(), *data;
 	char err[512];
 
 	json_object_object_add(args, "vm", json_object_new_string("a"));
-	assert_int_equal(
-	    tdaemon_call(&v->t, tdaemon_handler("vminfo"), args, &data, err, sizeof(err)),
-	    PROTO_OK);
+	assert_int_equal(tdaemon_call(v, tdaemon_handler("vminfo"), args, &data, err, sizeof(err)),
+	                 PROTO_OK);
 	return data;
 }
 
@@ -84,15 +65,15 @@ views_num(struct json_object *o, const char *key)
 
 /* `vnumactl migrate a --node NODE`, as the control server calls it. */
 static void
-views_migrate(struct views *v, int node)
+views_migrate(struct tdaemon *v, int node)
 {
 	struct json_object *args = json_object_new_object(), *r;
 	char err[256];
 
 	json_object_object_add(args, "vm", json_object_new_string("a"));
 	json_object_object_add(args, "node", json_object_new_int(node));
-	assert_int_equal(
-	    tdaemon_call(&v->t, tdaemon_handler("migrate"), args, &r, err, sizeof(err)), PROTO_OK);
+	assert_int_equal(tdaemon_call(v, tdaemon_handler("migrate"), args, &r, err, sizeof(err)),
+	                 PROTO_OK);
 	json_object_put(r);
 }
 
@@ -120,11 +101,11 @@ test_views_after_migrate(void **state)
 	struct json_object *info;
 	bool moved = false, partial = false, fresh = false;
 	double age_prev = -1;
-	struct views v;
+	struct tdaemon v;
 
 	(void)state;
 	views_start(&v, SIM_PROFILE_LINUX);
-	tdaemon_rounds(&v.t, 60);
+	tdaemon_rounds(&v, 60);
 	info = views_vminfo(&v);
 	assert_true(views_vcpus_on(info, 1));
 	assert_true(views_num(info, "memory_locality") == 1.0);
@@ -135,7 +116,7 @@ test_views_after_migrate(void **state)
 	for (int i = 0; i < 120 && !fresh; i++) {
 		double loc, age;
 
-		tdaemon_rounds(&v.t, 1);
+		tdaemon_rounds(&v, 1);
 		info = views_vminfo(&v);
 		loc = views_num(info, "fault_locality");
 		age = views_num(info, "fault_age_s");
@@ -153,7 +134,7 @@ test_views_after_migrate(void **state)
 	info = views_vminfo(&v);
 	assert_true(views_num(info, "memory_locality") == 1.0);
 	json_object_put(info);
-	views_stop(&v);
+	tdaemon_stop(&v);
 }
 
 /*
@@ -195,23 +176,22 @@ test_views_explain(void **state)
 	struct json_object *args, *data;
 	const char *summary;
 	char err[256];
-	struct views v;
+	struct tdaemon v;
 
 	(void)state;
 	views_start(&v, SIM_PROFILE_LINUX);
-	tdaemon_rounds(&v.t, 60);
+	tdaemon_rounds(&v, 60);
 	views_migrate(&v, 0);
-	tdaemon_rounds(&v.t, 3);
+	tdaemon_rounds(&v, 3);
 	args = json_object_new_object();
 	json_object_object_add(args, "vm", json_object_new_string("a"));
 	assert_int_equal(
-	    tdaemon_call(&v.t, tdaemon_handler("explain"), args, &data, err, sizeof(err)),
-	    PROTO_OK);
+	    tdaemon_call(&v, tdaemon_handler("explain"), args, &data, err, sizeof(err)), PROTO_OK);
 	summary = json_object_get_string(json_object_object_get(data, "summary"));
 	if (strstr(summary, "no fresh hinting faults (the last ") == NULL)
 		fail_msg("explain: %s", summary);
 	json_object_put(data);
-	views_stop(&v);
+	tdaemon_stop(&v);
 }
 
 int
