@@ -23,7 +23,8 @@ tm() { tmux -S "$D/tmux.sock" -f /dev/null "$@"; }
 # The tmux server goes too, whatever happens (t_cleanup keeps the status it was called with).
 top_cleanup() {
 	rc=$?
-	tm kill-server 2>/dev/null || true
+	set +e # else the (exit $rc) below ends the trap before t_cleanup stops vnumad
+	tm kill-server 2>/dev/null
 	(exit $rc)
 	t_cleanup
 }
