@@ -1,10 +1,11 @@
 /*
  * topology.c - NUMA topology: nodes, their CPUs and memory, and the node distance matrix.
  *
- * Three loaders go through hwloc (the running machine, a synthetic description string, an
- * XML export) and share one conversion, topo_from_hwloc(), into the flat struct topology the
- * rest of vnumad uses; topology_new_uniform() builds a regular host without hwloc (the
- * simulator and tests).  hwloc is only used here: no hwloc type leaks out of this file.
+ * Four loaders go through hwloc (the running machine, the Linux kernel's view of it or of a
+ * tree laid out like it, a synthetic description string, an XML export) and share one
+ * conversion, topo_from_hwloc(), into the flat struct topology the rest of vnumad uses;
+ * topology_new_uniform() builds a regular host without hwloc (the simulator and tests).  hwloc is
+ * only used here: no hwloc type leaks out of this file.
  *
  * Conversion rules:
  * - Nodes are the hwloc NUMANode objects sorted by OS index; node index i is the i-th
@@ -449,6 +450,101 @@ topology_load_xml(const char *path, struct topology **out, char *err, size_t err
 	}
 	snprintf(what, sizeof(what), "hwloc XML file %s", path);
 	ret = topo_hwloc_finish(hw, what, out, err, errlen);
+out:
+	hwloc_topology_destroy(hw);
+	return ret;
+}
+
+/*
+ * hwloc's Linux view only: the "linux" component with the x86 CPUID one left out (it would
+ * describe the CPU this process runs on, not the tree under a root), and no cache, I/O or
+ * Misc object (vnumad uses none; leaving them out saves a few hundred sysfs reads a load).
+ * Packages, cores and groups stay: a NUMA node's cpuset is that of the object it hangs from,
+ * and without them every node would hang from the machine and hold every CPU.
+ */
+static int
+topo_linux_configure(hwloc_topology_t hw, char *err, size_t errlen)
+{
+	errno = 0;
+	if (hwloc_topology_set_components(hw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86") <
+	        0 ||
+	    hwloc_topology_set_cache_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
+	    hwloc_topology_set_icache_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
+	    hwloc_topology_set_io_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
+	    hwloc_topology_set_type_filter(hw, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_NONE) < 0) {
+		int ret = topo_errno();
+
+		util_errf(err, errlen, "cannot configure hwloc: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * hwloc reads the tree under root through its HWLOC_FSROOT variable (there is no API for it
+ * in hwloc 2), set only around the load and put back as it was.  Only tests give a root: a
+ * daemon on a real host loads with root NULL and never touches its environment.
+ */
+static int
+topo_linux_load_at(hwloc_topology_t hw, const char *root)
+{
+	const char *was = getenv("HWLOC_FSROOT");
+	char *saved = was != NULL ? xstrdup(was) : NULL;
+	int ret = 0;
+
+	if (root != NULL)
+		setenv("HWLOC_FSROOT", root, 1);
+	errno = 0;
+	if (hwloc_topology_load(hw) < 0)
+		ret = topo_errno();
+	if (root != NULL && saved != NULL)
+		setenv("HWLOC_FSROOT", saved, 1);
+	else if (root != NULL)
+		unsetenv("HWLOC_FSROOT");
+	free(saved);
+	return ret;
+}
+
+int
+topology_load_linux(const char *root, struct topology **out, char *err, size_t errlen)
+{
+	char what[PATH_MAX + 32], why[256];
+	const char *backend;
+	hwloc_topology_t hw;
+	int ret;
+
+	if (out == NULL) {
+		util_errf(err, errlen, "topology_load_linux: no output pointer");
+		return -EINVAL;
+	}
+	*out = NULL;
+	if (root != NULL && (root[0] == '\0' || strcmp(root, "/") == 0))
+		root = NULL;
+	snprintf(what, sizeof(what), "%s%s", root != NULL ? "the tree under " : "this machine",
+	         root != NULL ? root : "");
+	ret = topo_hwloc_init(&hw, err, errlen);
+	if (ret < 0)
+		return ret;
+	if ((ret = topo_linux_configure(hw, err, errlen)) < 0)
+		goto out;
+	if ((ret = topo_linux_load_at(hw, root)) < 0) {
+		util_errf(err, errlen, "%s: hwloc cannot load it: %s", what, strerror(-ret));
+		goto out;
+	}
+	/*
+	 * Without sys/devices/system/cpu the linux component gives up and hwloc falls back to
+	 * a component that knows nothing of the tree: refuse that rather than report it.
+	 */
+	backend = hwloc_obj_get_info_by_name(hwloc_get_root_obj(hw), "Backend");
+	if (backend == NULL || strcmp(backend, "Linux") != 0) {
+		util_errf(err, errlen,
+		          "%s: hwloc's Linux discovery did not run (no sysfs CPU topology?)", what);
+		ret = -ENODEV;
+		goto out;
+	}
+	ret = topo_from_hwloc(hw, out, why, sizeof(why));
+	if (ret < 0)
+		util_errf(err, errlen, "%s: %s", what, why);
 out:
 	hwloc_topology_destroy(hw);
 	return ret;

@@ -40,6 +40,13 @@ int topology_load_machine(struct topology **out, char *err, size_t errlen);
 int topology_load_synthetic(const char *desc, struct topology **out, char *err, size_t errlen);
 int topology_load_xml(const char *path, struct topology **out, char *err, size_t errlen);
 /*
+ * What the Linux kernel says, through hwloc's Linux discovery alone: root NULL or "/" is this
+ * machine, another directory a tree laid out like / (sys/devices/system/{cpu,node}), as the
+ * fixtures under tests/fixtures/linux/.  -ENODEV if hwloc could not read a Linux topology
+ * there (it would otherwise describe the running machine instead).
+ */
+int topology_load_linux(const char *root, struct topology **out, char *err, size_t errlen);
+/*
  * A regular host built directly: nr_nodes nodes of cpus_per_node CPUs (numbered node by node)
  * and mem_mib_per_node each; distance may be NULL (defaults) or nr_nodes^2 entries.
  */

@@ -1007,9 +1007,15 @@ host_linux_open(const char *root, double rate_mib_s, struct host **out, char *er
 	linux_pfile_init(&lh->uptime);
 	linux_pfile_pool_init(&lh->uptime_pool, 1);
 	if ((ret = linux_nodes_read(lh->root, &lh->nodes)) < 0) {
-		snprintf(err, errlen,
-		         "cannot read the NUMA nodes under %s/sys/devices/system/node: %s",
-		         lh->root ? lh->root : "", strerror(-ret));
+		if (ret == -ENODEV)
+			snprintf(
+			    err, errlen,
+			    "hwloc cannot read the CPU topology under %s/sys/devices/system/cpu",
+			    lh->root ? lh->root : "");
+		else
+			snprintf(err, errlen,
+			         "cannot read the NUMA nodes under %s/sys/devices/system/node: %s",
+			         lh->root ? lh->root : "", strerror(-ret));
 		goto fail;
 	}
 	if ((ret = linux_host_probe(lh->root, 0, 0, &lh->caps)) < 0) {

@@ -1,6 +1,7 @@
 /*
- * sysfs.c - /sys/devices/system/node readers: online, node<N>/cpulist, node<N>/distance and
- * node<N>/meminfo (formats: drivers/base/node.c).
+ * sysfs.c - the NUMA nodes: which are online and each node's memory counters from
+ * /sys/devices/system/node (online, node<N>/meminfo; formats: drivers/base/node.c), each
+ * node's CPUs and distances from hwloc's Linux discovery of the same tree (host/topology.h).
  */
 #include "host/linux/sysfs.h"
 
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/topology.h"
 #include "policy/util.h"
 
 #define SYSFS_NODE_DIR "/sys/devices/system/node"
@@ -20,45 +22,6 @@ linux_idlist_parse(const char *buf, size_t len, int limit, int **ids, int *nr)
 
 	linux_scan_init(&s, buf, len);
 	return linux_scan_idlist(&s, limit, ids, nr);
-}
-
-int
-linux_distance_parse(const char *buf, size_t len, int **row, int *nr)
-{
-	struct linux_scan s;
-	size_t cap = 0;
-	int ret = 0, d;
-
-	*row = NULL;
-	*nr = 0;
-	linux_scan_init(&s, buf, len);
-	linux_scan_trim(&s);
-	for (linux_scan_blanks(&s); !linux_scan_empty(&s); linux_scan_blanks(&s)) {
-		if ((ret = linux_scan_id(&s, LINUX_DISTANCE_MAX + 1, &d)) < 0) {
-			ret = -EINVAL; /* a distance past 255 is garbage, not a big host */
-			goto out;
-		}
-		if (d < LINUX_DISTANCE_MIN ||
-		    (!linux_scan_empty(&s) && *s.p != ' ' && *s.p != '\t')) {
-			ret = -EINVAL;
-			goto out;
-		}
-		if (*nr == LINUX_MAX_NODES) {
-			ret = -EFBIG;
-			goto out;
-		}
-		util_array_reserve((void **)row, &cap, (size_t)*nr + 1, sizeof(**row));
-		(*row)[(*nr)++] = d;
-	}
-	if (*nr == 0)
-		ret = -EINVAL;
-out:
-	if (ret < 0) {
-		free(*row);
-		*row = NULL;
-		*nr = 0;
-	}
-	return ret;
 }
 
 /* Where each kept meminfo key goes. */
@@ -176,37 +139,6 @@ linux_node_free(struct linux_node *node)
 	memset(node, 0, sizeof(*node));
 }
 
-int
-linux_node_read(const char *root, int id, struct linux_node *out)
-{
-	char *data = NULL;
-	size_t len;
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	out->id = id;
-	if ((ret = node_file_read(root, id, "cpulist", &data, &len)) < 0)
-		goto out;
-	if ((ret = linux_idlist_parse(data, len, LINUX_MAX_CPUS, &out->cpus, &out->nr_cpus)) < 0)
-		goto out;
-	free(data);
-	if ((ret = node_file_read(root, id, "distance", &data, &len)) < 0)
-		goto out;
-	if ((ret = linux_distance_parse(data, len, &out->distance, &out->nr_distances)) < 0)
-		goto out;
-	free(data);
-	if ((ret = node_file_read(root, id, "meminfo", &data, &len)) < 0)
-		goto out;
-	ret = linux_meminfo_parse(data, len, id, &out->mem);
-out:
-	free(data);
-	if (ret < 0) {
-		linux_node_free(out);
-		out->id = id;
-	}
-	return ret;
-}
-
 void
 linux_nodes_free(struct linux_nodes *nodes)
 {
@@ -218,10 +150,28 @@ linux_nodes_free(struct linux_nodes *nodes)
 	memset(nodes, 0, sizeof(*nodes));
 }
 
+/* node->id's CPUs and distance row from topo, whose node ids equal those of nodes. */
+static void
+sysfs_node_topo_fill(struct linux_node *node, const struct topology *topo, int index)
+{
+	const struct topology_node *tn = &topo->nodes[index];
+
+	node->nr_cpus = tn->nr_cpus;
+	if (tn->nr_cpus > 0) {
+		node->cpus = xcalloc((size_t)tn->nr_cpus, sizeof(*node->cpus));
+		memcpy(node->cpus, tn->cpus, (size_t)tn->nr_cpus * sizeof(*node->cpus));
+	}
+	node->nr_distances = topo->nr_nodes;
+	node->distance = xcalloc((size_t)topo->nr_nodes, sizeof(*node->distance));
+	for (int j = 0; j < topo->nr_nodes; j++)
+		node->distance[j] = topology_distance(topo, index, j);
+}
+
 int
 linux_nodes_read(const char *root, struct linux_nodes *out)
 {
-	char *data = NULL;
+	struct topology *topo = NULL;
+	char *data = NULL, err[256];
 	int *ids = NULL, nr = 0, ret;
 	size_t len;
 
@@ -235,19 +185,37 @@ linux_nodes_read(const char *root, struct linux_nodes *out)
 		ret = -EINVAL;
 		goto out;
 	}
+	/* meminfo first: a node named online but gone is -ENOENT, as it is for hwloc below */
 	out->nodes = xcalloc((size_t)nr, sizeof(*out->nodes));
 	for (int i = 0; i < nr; i++) {
-		if ((ret = linux_node_read(root, ids[i], &out->nodes[i])) < 0)
-			goto out;
+		out->nodes[i].id = ids[i];
 		out->nr_nodes = i + 1;
+		free(data);
+		data = NULL;
+		if ((ret = node_file_read(root, ids[i], "meminfo", &data, &len)) < 0 ||
+		    (ret = linux_meminfo_parse(data, len, ids[i], &out->nodes[i].mem)) < 0)
+			goto out;
+	}
+	if ((ret = topology_load_linux(root, &topo, err, sizeof(err))) < 0)
+		goto out;
+	/*
+	 * hwloc read `online` again: another node set means one came or went in between, and
+	 * so does a multi-node host without a distance matrix (the kernel gives every online
+	 * node a distance row of one entry per online node; hwloc drops a row that does not).
+	 */
+	if (topo->nr_nodes != nr || (nr > 1 && !topo->has_distances)) {
+		ret = -EINVAL;
+		goto out;
 	}
 	for (int i = 0; i < nr; i++) {
-		if (out->nodes[i].nr_distances != nr) {
+		if (topo->nodes[i].id != ids[i]) {
 			ret = -EINVAL;
 			goto out;
 		}
+		sysfs_node_topo_fill(&out->nodes[i], topo, i);
 	}
 out:
+	topology_free(topo);
 	free(data);
 	free(ids);
 	if (ret < 0)

@@ -1,6 +1,6 @@
 /*
- * sysfs.h - NUMA nodes from /sys/devices/system/node: which are online, and each node's CPUs,
- * distance row and memory counters.
+ * sysfs.h - NUMA nodes: which are online and each node's memory counters, from
+ * /sys/devices/system/node; each node's CPUs and distance row, through hwloc.
  *
  * Each file has a pure parser on a (buffer, length) pair, safe on any bytes (see scan.h for
  * the error codes), and the readers take a root directory (NULL or "/" = this machine) so
@@ -14,13 +14,7 @@
 
 #include "host/linux/scan.h"
 
-/*
- * Distances we accept: 10 is local (LOCAL_DISTANCE; the kernel rejects smaller firmware
- * values), and SLIT entries are bytes (255 = unreachable).
- */
-#define LINUX_DISTANCE_MIN 10
-#define LINUX_DISTANCE_MAX 255
-/* Largest sysfs node file we read (a meminfo is about 1.5 KiB; a 1024-node distance row 4). */
+/* Largest sysfs node file we read (a meminfo is about 1.5 KiB). */
 #define LINUX_SYSFS_MAX_BYTES ((size_t)64 * 1024)
 
 /* node<N>/meminfo keys we keep; bit (1u << key) in linux_meminfo.present. */
@@ -77,20 +71,16 @@ struct linux_nodes {
 
 /* "0-3,8-11": see linux_scan_idlist(); limit is LINUX_MAX_CPUS or LINUX_MAX_NODES. */
 int linux_idlist_parse(const char *buf, size_t len, int limit, int **ids, int *nr);
-/*
- * A node<N>/distance row: blank-separated values in LINUX_DISTANCE_MIN..LINUX_DISTANCE_MAX,
- * at least one and at most LINUX_MAX_NODES.  *row is malloc'd on success.
- */
-int linux_distance_parse(const char *buf, size_t len, int **row, int *nr);
 /* node<N>/meminfo; every line must name node_id; a file not ending in a newline was cut. */
 int linux_meminfo_parse(const char *buf, size_t len, int node_id, struct linux_meminfo *out);
 
-/* Read node<id>'s cpulist, distance and meminfo.  -ENOENT if the node is not there. */
-int linux_node_read(const char *root, int id, struct linux_node *out);
 void linux_node_free(struct linux_node *node);
 /*
- * Read every online node.  -EINVAL if none is online or a distance row's length differs from
- * the number of online nodes (a node came or went while we read: retry later).
+ * Read every online node: `online` and each node's meminfo here, its CPUs and distance row
+ * from hwloc (topology_load_linux) on the same root.  -ENOENT if a node named online has no
+ * directory; -EINVAL if none is online, a file is malformed, or hwloc's node set or distance
+ * matrix does not match `online` (a node came or went while we read: retry later); -ENODEV
+ * if hwloc's Linux discovery could not run there (no sys/devices/system/cpu).
  */
 int linux_nodes_read(const char *root, struct linux_nodes *out);
 void linux_nodes_free(struct linux_nodes *nodes);

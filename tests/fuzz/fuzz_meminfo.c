@@ -1,6 +1,6 @@
 /*
  * fuzz_meminfo.c - libFuzzer target for node<N>/meminfo (host/linux/sysfs.c, parsed as node
- * 0); the other sysfs and small /proc parsers (cpulist/online id lists, distance rows,
+ * 0); the other sysfs and small /proc parsers (cpulist/online id lists,
  * /proc/vmstat, kernel.numa_balancing) and cgroup v2's memory.numa_stat (host/linux/cgroup.c)
  * ride along on the same input.
  *
@@ -36,13 +36,6 @@ fuzz_meminfo_lists(const char *text, size_t size)
 		abort();
 	for (int i = 0; i < nr; i++)
 		if (ids[i] < 0 || ids[i] >= LINUX_MAX_CPUS || (i > 0 && ids[i] <= ids[i - 1]))
-			abort();
-	free(ids);
-	ret = linux_distance_parse(text, size, &ids, &nr);
-	if (!fuzz_meminfo_known(ret) || nr > LINUX_MAX_NODES || (ret == 0 && nr == 0))
-		abort();
-	for (int i = 0; i < nr; i++)
-		if (ids[i] < LINUX_DISTANCE_MIN || ids[i] > LINUX_DISTANCE_MAX)
 			abort();
 	free(ids);
 }

@@ -3,6 +3,8 @@
  *   ltu_src_path         a path inside the source tree ($VNUMAD_SRCDIR, else ".")
  *   ltu_fixture_root     the root of the fixture tree tests/fixtures/linux/<tree>
  *   ltu_file_write       write a text into <dir>/<rel> (the test fails if it cannot)
+ *   ltu_tree_cpus_write  give a tree the CPU files hwloc reads, from its nodes' cpulists
+ *                        (tests/fixtures/linux/cpu-topology.sh)
  *   ltu_numa_parse_list  linux_qemu_numa_parse on a NULL-terminated option list, after an
  *                        argv[0] of "qemu-system-x86_64"
  *   ltu_now_s            the monotonic clock, seconds
@@ -70,6 +72,16 @@ ltu_file_write(const char *dir, const char *rel, const char *text)
 	assert_non_null(f = fopen(path, "w"));
 	fputs(text, f);
 	fclose(f);
+}
+
+static inline void
+ltu_tree_cpus_write(const char *root)
+{
+	char cmd[8192];
+
+	snprintf(cmd, sizeof(cmd), "sh '%s' '%s'",
+	         ltu_src_path("tests/fixtures/linux/cpu-topology.sh"), root);
+	assert_int_equal(system(cmd), 0);
 }
 
 /*

@@ -176,6 +176,7 @@ tree_setup(void **state)
 	tree_putf(t, "sys/devices/system/node/node0/distance", "10\n");
 	tree_putf(t, "sys/devices/system/node/node0/meminfo",
 	          "Node 0 MemTotal:       8388608 kB\nNode 0 MemFree:        4194304 kB\n");
+	ltu_tree_cpus_write(t->root);
 	*state = t;
 	return 0;
 }

@@ -7,7 +7,10 @@
  *   passed, but a node that comes online is seen at once;
  * - a malformed file fails the read as linux_nodes_read does, and the next read, the tree
  *   repaired, reads every file afresh and answers again;
- * - what it answers equals linux_nodes_read of the same tree.
+ * - what it answers equals linux_nodes_read of the same tree;
+ * - through hwloc: a memory-only node (CXL) and an offline CPU come out as the kernel has
+ *   them, and a tree hwloc's Linux discovery cannot read is refused, not taken for this
+ *   machine.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,6 +48,7 @@ tree_node(const struct tree *t, int id, const char *cpus, const char *distance,
 	         "Node %d MemTotal:       8388608 kB\nNode %d MemFree:        %lu kB\n", id, id,
 	         free_kib);
 	ltu_file_write(t->root, rel, text);
+	ltu_tree_cpus_write(t->root);
 }
 
 static int
@@ -113,9 +117,10 @@ test_kept_files(void **state)
 	struct linux_nodes nodes = {0}, direct = {0};
 	int mode = -1;
 
-	/* online to keep, then all four as linux_nodes_read; then node0's meminfo to keep; then
+	/* online to keep, then online and node0's meminfo as linux_nodes_read (hwloc reads the
+	 * CPUs and distances on its own, not counted here); then node0's meminfo to keep; then
 	 * nothing */
-	assert_int_equal(reader_read(r, t, 0, &nodes), 5);
+	assert_int_equal(reader_read(r, t, 0, &nodes), 3);
 	assert_int_equal(reader_read(r, t, 1, &nodes), 1);
 	assert_int_equal(reader_read(r, t, 2, &nodes), 0);
 	assert_int_equal(linux_nodes_reader_fds(r), 2);
@@ -185,13 +190,56 @@ test_malformed_then_repaired(void **state)
 	assert_null(nodes.nodes);
 	assert_int_equal(linux_nodes_reader_fds(r), 0); /* dropped: read afresh next time */
 	tree_node(t, 0, "0-1", "10", 3000000);
-	assert_int_equal(reader_read(r, t, 3, &nodes), 5);
+	assert_int_equal(reader_read(r, t, 3, &nodes), 3);
 	assert_int_equal(nodes.nodes[0].mem.mem_free_kib, 3000000);
 	/* a node that goes missing under a kept online list */
 	ltu_file_write(t->root, "sys/devices/system/node/online", "0-1\n");
 	linux_nodes_free(&nodes);
 	assert_true(linux_nodes_reader_read(r, t->root, 4, &nodes) < 0);
 	linux_nodes_reader_free(r);
+}
+
+static void
+test_memory_only_node_offline_cpu(void **state)
+{
+	struct tree *t = *state;
+	struct linux_nodes nodes = {0};
+
+	/* CPU 1 offline (in no node's cpulist), node 2 memory only, further than node 1 */
+	tree_node(t, 0, "0", "10 21 30", 4194304);
+	tree_node(t, 1, "2-3", "21 10 30", 2097152);
+	tree_node(t, 2, "", "30 30 10", 8388608);
+	ltu_file_write(t->root, "sys/devices/system/node/online", "0-2\n");
+	ltu_tree_cpus_write(t->root);
+	assert_int_equal(linux_nodes_read(t->root, &nodes), 0);
+	assert_int_equal(nodes.nr_nodes, 3);
+	assert_int_equal(nodes.nodes[0].nr_cpus, 1);
+	assert_int_equal(nodes.nodes[0].cpus[0], 0);
+	assert_int_equal(nodes.nodes[1].nr_cpus, 2);
+	assert_int_equal(nodes.nodes[1].cpus[1], 3);
+	assert_int_equal(nodes.nodes[2].id, 2);
+	assert_int_equal(nodes.nodes[2].nr_cpus, 0);
+	assert_null(nodes.nodes[2].cpus);
+	assert_int_equal(nodes.nodes[2].nr_distances, 3);
+	assert_int_equal(nodes.nodes[0].distance[2], 30);
+	assert_int_equal(nodes.nodes[2].distance[1], 30);
+	assert_int_equal(nodes.nodes[2].distance[2], 10);
+	assert_int_equal(nodes.nodes[2].mem.mem_free_kib, 8388608);
+	linux_nodes_free(&nodes);
+}
+
+static void
+test_no_cpu_topology_refused(void **state)
+{
+	struct tree *t = *state;
+	struct linux_nodes nodes = {0};
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/sys/devices/system/cpu'", t->root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(linux_nodes_read(t->root, &nodes), -ENODEV);
+	assert_int_equal(nodes.nr_nodes, 0);
+	assert_null(nodes.nodes);
 }
 
 int
@@ -201,6 +249,10 @@ main(void)
 	    cmocka_unit_test_setup_teardown(test_kept_files, tree_setup, tree_teardown),
 	    cmocka_unit_test_setup_teardown(test_topology_recheck, tree_setup, tree_teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed_then_repaired, tree_setup,
+	                                    tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_memory_only_node_offline_cpu, tree_setup,
+	                                    tree_teardown),
+	    cmocka_unit_test_setup_teardown(test_no_cpu_topology_refused, tree_setup,
 	                                    tree_teardown),
 	};
 

@@ -576,8 +576,8 @@ test_real_6_1(void **state)
 /* Every reader on one tree (pid 4242, tid 4250, nodes 0-1), with the result expected. */
 struct bad_expect {
 	const char *tree;
-	int nodes, cpulist, distance, meminfo, vmstat, balancing, numa_maps, sched, stat, status,
-	    comm, cmdline;
+	int nodes, cpulist, meminfo, vmstat, balancing, numa_maps, sched, stat, status, comm,
+	    cmdline;
 };
 
 static int
@@ -592,8 +592,6 @@ bad_parse_node_file(const char *tree, const char *file)
 	buf = fixture_load(tree, rel, &len);
 	if (strcmp(file, "cpulist") == 0)
 		ret = linux_idlist_parse(buf, len, LINUX_MAX_CPUS, &ids, &nr);
-	else if (strcmp(file, "distance") == 0)
-		ret = linux_distance_parse(buf, len, &ids, &nr);
 	else
 		ret = linux_meminfo_parse(buf, len, 0, &mem);
 	free(ids);
@@ -619,7 +617,6 @@ bad_tree_check(const struct bad_expect *e)
 	assert_int_equal(linux_nodes_read(root, &nodes), e->nodes);
 	assert_int_equal(nodes.nr_nodes, 0);
 	assert_int_equal(bad_parse_node_file(e->tree, "cpulist"), e->cpulist);
-	assert_int_equal(bad_parse_node_file(e->tree, "distance"), e->distance);
 	assert_int_equal(bad_parse_node_file(e->tree, "meminfo"), e->meminfo);
 	assert_int_equal(linux_vmstat_read(root, &vm), e->vmstat);
 	assert_int_equal(linux_numa_balancing_read(root, &mode), e->balancing);
@@ -640,12 +637,12 @@ test_bad_trees(void **state)
 {
 	const int I = -EINVAL, B = -EFBIG;
 	const struct bad_expect cases[] = {
-	    /* tree, nodes, cpulist, distance, meminfo, vmstat, balancing, numa_maps, sched, stat,
+	    /* tree, nodes, cpulist, meminfo, vmstat, balancing, numa_maps, sched, stat,
 	       status, comm, cmdline */
-	    {"bad-truncated", I, I, I, I, I, I, I, I, I, I, 0, 0},
-	    {"bad-garbage", I, I, I, I, I, I, I, I, I, I, I, 0},
-	    {"bad-overflow", B, B, I, I, I, I, I, I, I, B, B, B},
-	    {"bad-empty", I, 0, I, I, I, I, 0, I, I, I, 0, 0},
+	    {"bad-truncated", I, I, I, I, I, I, I, I, I, 0, 0},
+	    {"bad-garbage", I, I, I, I, I, I, I, I, I, I, 0},
+	    {"bad-overflow", B, B, I, I, I, I, I, I, B, B, B},
+	    {"bad-empty", I, 0, I, I, I, 0, I, I, I, 0, 0},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -773,16 +770,6 @@ try_idlist(const char *b, size_t n)
 		assert_true(ids[i] >= 0 && ids[i] < LINUX_MAX_CPUS &&
 		            (i == 0 || ids[i] > ids[i - 1]));
 	free(ids);
-	return ret;
-}
-
-static int
-try_distance(const char *b, size_t n)
-{
-	int *row, nr, ret = linux_distance_parse(b, n, &row, &nr);
-
-	assert_true(nr <= LINUX_MAX_NODES);
-	free(row);
 	return ret;
 }
 
@@ -927,7 +914,6 @@ test_mutations(void **state)
 	    {try_meminfo, "2node", "/sys/devices/system/node/node0/meminfo"},
 	    {try_meminfo, "1node", "/sys/devices/system/node/node0/meminfo"},
 	    {try_idlist, "4node", "/sys/devices/system/node/node1/cpulist"},
-	    {try_distance, "4node", "/sys/devices/system/node/node2/distance"},
 	    {try_vmstat, "2node", "/proc/vmstat"},
 	    {try_stat, "4node", "/proc/5000/task/5004/stat"},
 	    {try_stat, "1node", "/proc/3001/task/3001/stat"},
