@@ -618,7 +618,7 @@ hv_arg_nodes(struct daemon *d, struct json_object *args, const char *key, uint64
 	if (json_object_is_type(j, json_type_int) &&
 	    (json_object_get_int(j) < 0 || json_object_get_int(j) >= d->snap->nr_nodes)) {
 		/* One node asked for (migrate --node): say so, not "node list" */
-		snprintf(err, errlen, "%s: node %d is not one of this host's nodes (0-%d)", key,
+		snprintf(err, errlen, "%s %d is not one of this host's nodes (0-%d)", key,
 		         json_object_get_int(j), d->snap->nr_nodes - 1);
 		return PROTO_BAD_REQUEST;
 	}

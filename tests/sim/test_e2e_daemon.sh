@@ -131,7 +131,7 @@ grep -q "no placement: memory short: no set of nodes has 921600 MiB free" "$D/er
 	fail "place --memory 900G: $(cat "$D/err")"
 # One node asked for, not a node list; a negative one is a bad value of --node.
 ctl migrate web1 --node 9 2>"$D/err" && fail "migrate --node 9 on a 4-node host"
-grep -q "node 9 is not one of this host's nodes (0-3)" "$D/err" ||
+grep -q "^error: node 9 is not one of this host's nodes (0-3)$" "$D/err" ||
 	fail "migrate --node 9: $(cat "$D/err")"
 ctl migrate web1 --node -1 2>"$D/err" && fail "migrate --node -1 accepted"
 grep -q "^error: bad --node '-1': want a non-negative integer" "$D/err" ||
