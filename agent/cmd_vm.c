@@ -85,6 +85,8 @@ static const struct cmd_column cmd_vminfo_fields[] = {
     {"fault_age_s", "fault age (s)", CMD_CELL_FIXED, 0, false},
     {"strength", "strength", CMD_CELL_TEXT, 0, false},
     {"pending_mib", "to move (GiB)", CMD_CELL_GIB, 1, false},
+    {"memory_moves", "memory moves", CMD_CELL_TEXT, 0, false},
+    {"pinned_mib", "pinned (GiB)", CMD_CELL_GIB, 1, false},
     {"sampling_source", "sampling", CMD_CELL_TEXT, 0, false},
     {"sampling_reason", "sampling reason", CMD_CELL_TEXT, 0, false},
     {"sampling_mib_s", "sampling (MiB/s)", CMD_CELL_FIXED, 1, false},

@@ -74,6 +74,9 @@ handlers_vm_state(const struct daemon *d, const struct snap_vm *vm,
 			return "placing";
 	for (int n = 0; n < d->snap->nr_nodes; n++)
 		away += nodemask_test(r->home, n) ? 0 : vm->resident_mib[n];
+	/* pinned memory stays where it is: "moving" would never end (engine_vm_mem_pinned) */
+	if (engine_vm_mem_pinned(vm))
+		away = 0;
 	return (away > 0 || vm->mig_pending_mib > 0) ? "moving" : "settled";
 }
 

@@ -38,6 +38,17 @@ handlers_counters(const struct dvm_counters *c)
 	return o;
 }
 
+/* Whether vnumad moves the VM's memory, and why not (vminfo "memory moves"). */
+static const char *
+hv_memory_moves(const struct snap_vm *vm)
+{
+	if (engine_vm_mem_pinned(vm))
+		return "no: pinned (VmPin: an assigned device or registered buffers)";
+	if (!vm->policy.migrate)
+		return "no: policy migrate=no";
+	return "yes";
+}
+
 static struct json_object *
 hv_policy_json(const struct vm_policy *p)
 {
@@ -230,6 +241,8 @@ h_vminfo(HANDLER_ARGS)
 	json_object_object_add(o, "observed_age_s", json_object_new_double(vm->observed_age_s));
 	json_object_object_add(o, "pending_mib",
 	                       json_object_new_int64((int64_t)vm->mig_pending_mib));
+	json_object_object_add(o, "pinned_mib", json_object_new_int64((int64_t)vm->pinned_mib));
+	json_object_object_add(o, "memory_moves", json_object_new_string(hv_memory_moves(vm)));
 	json_object_object_add(o, "vcpu", hv_vcpus(d, vm));
 	json_object_object_add(o, "cells", hv_cells(d, vm));
 	if (v != NULL)
@@ -786,6 +799,14 @@ h_migrate(HANDLER_ARGS)
 		snprintf(err, errlen, "%s: its policy (%s%s) does not let vnumad move it", vm->name,
 		         vm_policy_mode_name(vm->policy.mode),
 		         vm->policy.migrate ? "" : ", migrate=no");
+		return PROTO_CONFLICT;
+	}
+	if (engine_vm_mem_pinned(vm)) {
+		snprintf(err, errlen,
+		         "%s: %llu of its %llu MiB are pinned (an assigned device or registered "
+		         "buffers: VmPin) and cannot move; nothing changed",
+		         vm->name, (unsigned long long)vm->pinned_mib,
+		         (unsigned long long)vm->mem_mib);
 		return PROTO_CONFLICT;
 	}
 	v = daemon_vm(d, vm->id);

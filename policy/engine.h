@@ -59,6 +59,16 @@ void engine_report_counters(void *state, struct engine_counters *c);
  * home choice fills a node past it.
  */
 int64_t engine_headroom_mib(const struct snap_node *sn);
+/*
+ * Share of a VM's memory, per mille, that must be pinned (snap_vm.pinned_mib) for the engine to
+ * move none of its memory.  Default 500: an assigned device (VFIO) pins all of guest RAM, and
+ * moving the unpinned rest would split the VM across nodes while the bulk stays; a few
+ * registered io_uring buffers pin a little, and the rest of such a VM moves as usual (the
+ * pinned pages fail and count in pages_migrate_failed, with the engine's back-off).
+ */
+#define ENGINE_PINNED_PERMILLE 500
+/* The VM's memory is pinned (ENGINE_PINNED_PERMILLE): vCPUs follow it, it never moves. */
+bool engine_vm_mem_pinned(const struct snap_vm *vm);
 
 /* New tunables (values <= 0 keep the current one). */
 void engine_configure(void *state, double rate_mib_s, double rebalance_period_s);

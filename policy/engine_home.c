@@ -215,19 +215,44 @@ engine_mate_on(struct engine *e, const struct snapshot *snap, const struct snap_
 	return nodemask_test(engine_groupmask_slot(e, vm->policy.group)->nodes, n);
 }
 
+/*
+ * The node a pinned VM's group must call home: where most of its memory is (ties: the lower
+ * node), since none of it will move; -1 when the VM's memory may move, none is resident, or
+ * the policy does not allow that node (its vCPUs then go where the policy says, remote).
+ */
+static int
+engine_pinned_home(const struct snapshot *snap, const struct eng_vm *ev, const struct eng_group *g,
+                   const struct snap_vm *vm)
+{
+	int64_t most = 0;
+	int best = -1;
+
+	if (!engine_vm_mem_pinned(vm))
+		return -1;
+	for (int n = 0; n < snap->nr_nodes; n++) {
+		int64_t have = engine_group_resident_mib(ev, g, vm, n);
+
+		if (have > most) {
+			most = have;
+			best = n;
+		}
+	}
+	return best >= 0 && nodemask_test(vm->policy.nodes, best) ? best : -1;
+}
+
 /* Best single node for group g, or ENGINE_NO_NODE when no node holds its memory. */
 static int
 engine_pick_node(struct engine *e, const struct snapshot *snap, const struct eng_vm *ev,
                  const struct eng_group *g, const struct snap_vm *vm, uint64_t exclude)
 {
 	double util = engine_group_util(ev, g), best_score = 0;
-	int best = ENGINE_NO_NODE;
+	int best = ENGINE_NO_NODE, pinned = engine_pinned_home(snap, ev, g, vm);
 
 	for (int n = 0; n < snap->nr_nodes; n++) {
 		double after, score, stay = 0;
 
-		if (!nodemask_test(vm->policy.nodes, n) || nodemask_test(exclude, n) ||
-		    snap->nodes[n].nr_cpus < g->nr_vcpus ||
+		if ((pinned >= 0 && n != pinned) || !nodemask_test(vm->policy.nodes, n) ||
+		    nodemask_test(exclude, n) || snap->nodes[n].nr_cpus < g->nr_vcpus ||
 		    (int64_t)g->mem_mib -
 		            (ev->placed ? engine_group_resident_mib(ev, g, vm, n) : 0) >
 		        engine_room_mib(e, snap, n, vm->uptime_s == 0))

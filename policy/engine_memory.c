@@ -277,6 +277,12 @@ engine_plan_span(struct engine *e, const struct snapshot *snap, const struct eng
 	}
 }
 
+bool
+engine_vm_mem_pinned(const struct snap_vm *vm)
+{
+	return vm->pinned_mib > 0 && vm->pinned_mib * 1000 >= vm->mem_mib * ENGINE_PINNED_PERMILLE;
+}
+
 void
 engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *plan)
 {
@@ -285,7 +291,8 @@ engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *p
 		const struct snap_vm *vm = &snap->vms[i];
 		struct eng_vm *ev = engine_vm_lookup(e, vm->id);
 
-		if (ev == NULL || !ev->placed || !engine_vm_acts(vm) || !vm->policy.migrate)
+		if (ev == NULL || !ev->placed || !engine_vm_acts(vm) || !vm->policy.migrate ||
+		    engine_vm_mem_pinned(vm))
 			continue;
 		engine_backoff_update(ev, vm, snap->now_s);
 		if (snap->now_s < ev->backoff_until_s || vm->mig_pending_mib > 0 ||

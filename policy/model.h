@@ -114,6 +114,12 @@ struct snap_vm {
 	 */
 	uint64_t kernel_moved_kib;
 	bool kernel_moved_known;
+	/*
+	 * Guest memory the kernel holds pinned for a device (VFIO: an assigned device pins all of
+	 * guest RAM) or io_uring's registered buffers, MiB: VmPin of the QEMU process on Linux, 0
+	 * elsewhere.  Pinned pages cannot be migrated; see engine_vm_mem_pinned().
+	 */
+	uint64_t pinned_mib;
 };
 
 /*

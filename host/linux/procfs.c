@@ -239,13 +239,14 @@ linux_task_status_free(struct linux_task_status *status)
 }
 
 /* Status keys we keep; bit (1u << key) in the seen mask. */
-enum status_key { STATUS_TGID, STATUS_PID, STATUS_CPUS, STATUS_MEMS, STATUS_NR_KEYS };
+enum status_key { STATUS_TGID, STATUS_PID, STATUS_CPUS, STATUS_MEMS, STATUS_VMPIN, STATUS_NR_KEYS };
 
 static const char *const status_keys[STATUS_NR_KEYS] = {
     [STATUS_TGID] = "Tgid",
     [STATUS_PID] = "Pid",
     [STATUS_CPUS] = "Cpus_allowed_list",
     [STATUS_MEMS] = "Mems_allowed_list",
+    [STATUS_VMPIN] = "VmPin",
 };
 
 static int
@@ -262,6 +263,11 @@ status_value_parse(struct linux_scan *v, enum status_key key, struct linux_task_
 	case STATUS_CPUS:
 		return linux_scan_idlist(v, LINUX_MAX_CPUS, &out->cpus_allowed,
 		                         &out->nr_cpus_allowed);
+	case STATUS_VMPIN: /* "VmPin:\t    2048 kB" (fs/proc/task_mmu.c, task_mem) */
+		if (linux_scan_u64(v, &out->vm_pin_kib) < 0 || !linux_scan_literal(v, " kB"))
+			return -EINVAL;
+		linux_scan_trim(v);
+		return linux_scan_empty(v) ? 0 : -EINVAL;
 	default:
 		out->has_mems_allowed = true;
 		return linux_scan_idlist(v, LINUX_MAX_NODES, &out->mems_allowed,

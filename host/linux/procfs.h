@@ -260,6 +260,12 @@ struct linux_task_status {
 	bool has_mems_allowed; /* false on kernels without cpusets */
 	int nr_mems_allowed;
 	int *mems_allowed; /* ascending, owned */
+	/*
+	 * VmPin: the process's memory the kernel holds pinned for a device or io_uring
+	 * (pin_user_pages FOLL_LONGTERM: VFIO's guest RAM, registered buffers); such pages
+	 * cannot be migrated.  The same in every thread's file; 0 when the line is absent.
+	 */
+	uint64_t vm_pin_kib;
 };
 
 /* Needs Tgid, Pid and Cpus_allowed_list; other lines are skipped. */

@@ -105,6 +105,7 @@ vcpu_read(const char *root, const struct linux_nodes *nodes, int pid,
 		return ret;
 	obs->allowed_nodes = allowed_nodes(nodes, &status);
 	obs->cpu_allowed = cpu_in(status.cpus_allowed, status.nr_cpus_allowed, obs->cpu);
+	obs->vm_pin_kib = status.vm_pin_kib;
 	linux_task_status_free(&status);
 	*what = "sched";
 	return vcpu_file_read(root, pid, vc, LINUX_TASK_FILE_SCHED, &obs->sched);
@@ -272,6 +273,8 @@ snap_vm_fill(struct snap_vm *sv, const struct vm_obs *obs, const struct snapshot
 		sc->cpu = v->cpu;
 		sc->node = vcpu_node(v, snap);
 		sc->allowed_nodes = v->allowed_nodes;
+		if (v->vm_pin_kib / 1024 > sv->pinned_mib)
+			sv->pinned_mib = v->vm_pin_kib / 1024;
 		for (int f = 0; f < v->sched.nr_faults; f++) {
 			int idx = node_index(nodes, v->sched.faults[f].node);
 

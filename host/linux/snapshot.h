@@ -45,6 +45,7 @@ struct linux_vcpu_obs {
 	bool cpu_allowed; /* cpu is in its affinity mask now */
 	uint64_t allowed_nodes;
 	uint64_t ticks, start_ticks;
+	uint64_t vm_pin_kib; /* the process's pinned memory (VmPin), as this thread's status says */
 	struct linux_sched sched;
 };
 struct linux_vm_obs {

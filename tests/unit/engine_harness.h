@@ -76,6 +76,7 @@ struct hw_vm {
 	enum hw_faults faults;
 	struct hw_vcpu vcpus[HW_MAX_VCPUS];
 	bool moves_fail;     /* the host refuses this VM's moves */
+	uint64_t pinned_mib; /* the snapshot's snap_vm.pinned_mib (VmPin) */
 	uint64_t done_mib;   /* reported in the next snapshot */
 	uint64_t failed_mib; /* reported in the next snapshot */
 };
@@ -268,6 +269,7 @@ hw_fill_vm(struct hw *hw, struct hw_vm *w, struct snap_vm *vm, const double *dem
 	for (int n = 0; n < hw->nr_nodes; n++)
 		vm->resident_mib[n] = w->resident[n];
 	vm->resident_err_mib = w->resident_err_mib;
+	vm->pinned_mib = w->pinned_mib;
 	vm->policy = w->policy;
 	vm->mig_done_mib = w->done_mib;
 	vm->mig_failed_mib = w->failed_mib;

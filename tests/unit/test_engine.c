@@ -1030,6 +1030,45 @@ test_guard_migrate_no(void **state)
 }
 
 /*
+ * Rule: a VM whose memory is pinned (VmPin: an assigned device) gets no memory moves, and its
+ * vCPUs go where the memory is; a little pinned memory (registered buffers) changes nothing.
+ */
+static void
+test_guard_pinned_memory(void **state)
+{
+	struct hw *hw = *state = hw_new(2, 8, 64 * GIB);
+	struct hw_vm *pinned = hw_vm_add(hw, 2, 8 * GIB, 0, 100);
+	struct hw_vm *some = hw_vm_add(hw, 2, 8 * GIB, 0, 100);
+	struct hw_vm *busy = hw_vm_add(hw, 6, 4 * GIB, 1, 100);
+	uint64_t moved_some = 0;
+
+	/*
+	 * Both VMs run on node 0 with their memory on node 1, where a busy VM leaves two CPUs:
+	 * the engine would home both on node 0 and move their memory there.
+	 */
+	for (int i = 0; i < 2; i++) {
+		hw->vms[i].resident[0] = 0;
+		hw->vms[i].resident[1] = 8 * GIB;
+	}
+	busy->policy.nodes = nodemask_of(1);
+	pinned->pinned_mib = 8 * GIB;
+	some->pinned_mib = 64; /* under ENGINE_PINNED_PERMILLE of 8 GiB */
+	for (int r = 0; r < 30; r++) {
+		const struct plan *plan = hw_step(hw);
+
+		assert_int_equal(plan_moved_mib(plan, pinned->id), 0);
+		moved_some += plan_moved_mib(plan, some->id);
+	}
+	assert_int_equal(pinned->resident[1], 8 * GIB);
+	assert_int_equal(pinned->vcpus[0].node, 1);
+	assert_int_equal(pinned->vcpus[1].node, 1);
+	assert_true(moved_some > 0);
+	assert_true(engine_vm_mem_pinned(&(struct snap_vm){.mem_mib = 1000, .pinned_mib = 500}));
+	assert_false(engine_vm_mem_pinned(&(struct snap_vm){.mem_mib = 1000, .pinned_mib = 499}));
+	assert_false(engine_vm_mem_pinned(&(struct snap_vm){.mem_mib = 1000}));
+}
+
+/*
  * Rule: memory is a hard limit for home choice, so a VM homed on a node where its memory just
  * fits (above the headroom) still gets that memory moved home.
  *
@@ -1612,6 +1651,7 @@ main(void)
 	    ENGINE_TEST(test_memory_cells_crossed),
 	    ENGINE_TEST(test_home_cells_where_memory_is),
 	    ENGINE_TEST(test_guard_migrate_no),
+	    ENGINE_TEST(test_guard_pinned_memory),
 	    ENGINE_TEST(test_memory_exact_fit),
 	    ENGINE_TEST(test_backoff),
 	    ENGINE_TEST(test_sampling_parked),

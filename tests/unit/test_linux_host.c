@@ -72,6 +72,9 @@ test_fixture_snapshot(void **state)
 	assert_non_null(bound = vm_named(snap, "bound"));
 	src = h->ops->sampling_source(h, bound->id, &why);
 	assert_string_equal(src, "placement-only");
+	/* bound's vCPU threads say VmPin 4 GiB (all of its -m 4G, as under VFIO); web's none */
+	assert_int_equal(bound->pinned_mib, 4096);
+	assert_int_equal(web->pinned_mib, 0);
 	assert_non_null(strstr(why, "bind:1"));
 	src = h->ops->sampling_source(h, 99999, &why);
 	assert_string_equal(src, "placement-only");

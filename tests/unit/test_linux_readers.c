@@ -496,6 +496,21 @@ test_task_status_comm_cmdline(void **state)
 	assert_true(ts.has_mems_allowed);
 	assert_ids(ts.mems_allowed, ts.nr_mems_allowed, mems, 1);
 	linux_task_status_free(&ts);
+	/* VmPin: memory pinned for a device (VFIO) or io_uring; absent is 0, garbage refused */
+	{
+		static const char pinned[] = "Tgid:\t7\nPid:\t8\nVmPin:\t    2048 kB\n"
+		                             "Cpus_allowed_list:\t0-1\n";
+		static const char bad[] = "Tgid:\t7\nPid:\t8\nVmPin:\t2048 pages\n"
+		                          "Cpus_allowed_list:\t0-1\n";
+
+		assert_int_equal(linux_task_status_parse(pinned, sizeof(pinned) - 1, &ts), 0);
+		assert_int_equal(ts.vm_pin_kib, 2048);
+		linux_task_status_free(&ts);
+		assert_int_equal(linux_task_status_parse(bad, sizeof(bad) - 1, &ts), -EINVAL);
+		assert_int_equal(linux_task_status_read(root_of("1node"), 3001, 3001, &ts), 0);
+		assert_int_equal(ts.vm_pin_kib, 0); /* "VmPin:\t       0 kB" */
+		linux_task_status_free(&ts);
+	}
 	assert_int_equal(linux_comm_read(root_of("2node"), 4242, 4251, comm), 0);
 	assert_string_equal(comm, "CPU 1/KVM");
 	assert_int_equal(linux_cmdline_read(root_of("2node"), 4242, &cl), 0);
