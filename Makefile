@@ -10,7 +10,8 @@ RETRY_SHOW  = if [ -s $(RETRY_LOG) ]; then echo "NOTE: emulated hosts booted a s
 SOURCES     = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find agent host policy guest-tools tests -name '*.[ch]')
 
 .PHONY: all deps build demo check check-werror check-asan check-format format clean bench \
-	bench-migrate bench-observe install soak fuzz fuzz-build fuzz-merge
+	bench-migrate bench-observe install soak fuzz fuzz-build fuzz-merge deps-pkg deb rpm \
+	check-package
 
 all: build
 
@@ -53,7 +54,7 @@ format:
 	clang-format -i $(SOURCES)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_INSTALL) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_SAN) $(BUILD_INSTALL) $(BUILD_FUZZ) $(BUILD_PKG)
 
 # Installs vnumad, vnumactl, vnuma-load, the libvirt module, the systemd unit, man pages and
 # bash completion under PREFIX (packaging/CMakeLists.txt), DESTDIR for staging.  A distribution
@@ -64,6 +65,26 @@ install: deps
 	cmake -S . -B $(BUILD_INSTALL) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(BUILD_INSTALL) -j $(JOBS) --target vnumad vnumactl vnuma-load vnumad-libvirt
 	cmake --install $(BUILD_INSTALL)
+
+# ---- Packages (docs/packaging.md), built from a copy of the tree under BUILD_PKG, never
+# into the repo's parent directory.  make deb: vnumad, vnumad-libvirt and vnuma-load .deb
+# files, lintian-checked; make rpm: the same three RPMs from packaging/rpm/vnumad.spec.
+# make check-package INSTALLS the .deb files on this machine (root, into /usr), upgrades from
+# an older build, purges them and checks what is left; .ci/run runs it after make check.
+BUILD_PKG ?= build-pkg
+
+deps-pkg:
+	@./packaging/install-deps.sh --pkg
+
+deb: deps-pkg
+	JOBS=$(JOBS) sh packaging/build-deb.sh $(BUILD_PKG)
+
+rpm: deps-pkg
+	JOBS=$(JOBS) sh packaging/build-rpm.sh $(BUILD_PKG)
+
+check-package: deb rpm
+	sh tests/pkg/test_file_lists.sh $(BUILD_PKG)
+	sh tests/pkg/test_package_install.sh $(BUILD_PKG)
 
 # ---- Benchmarks: numbers only, never pass/fail on time (tests/bench/README.md).
 # Builds in $(BUILD) (RelWithDebInfo by default) and runs the policy engine's decision step at

@@ -114,6 +114,21 @@ control_probe(const char *path, const struct sockaddr_un *sun, char *err, size_t
 	return rc;
 }
 
+/*
+ * Give the socket at path the group gid, unless bind() gave it that group already (the
+ * daemon's own group: the systemd unit runs vnumad with Group=vnumad and without CAP_CHOWN,
+ * chown(2) being outside its system call filter, so the socket group comes from there).
+ */
+static int
+control_chgrp(const char *path, gid_t gid)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && st.st_gid == gid)
+		return 0;
+	return chown(path, (uid_t)-1, gid);
+}
+
 /* Bind with no access for anyone else until mode and group are set, then listen. */
 static int
 control_bind(const struct control_config *cfg, const struct sockaddr_un *sun, int *fdp, char *err,
@@ -136,7 +151,7 @@ control_bind(const struct control_config *cfg, const struct sockaddr_un *sun, in
 	if (chmod(cfg->path, cfg->mode & 07777) < 0)
 		goto fail_unlink;
 	what = "chown";
-	if (cfg->group != (gid_t)-1 && chown(cfg->path, (uid_t)-1, cfg->group) < 0)
+	if (cfg->group != (gid_t)-1 && control_chgrp(cfg->path, cfg->group) < 0)
 		goto fail_unlink;
 	what = "listen";
 	if (listen(fd, CONTROL_BACKLOG) < 0)

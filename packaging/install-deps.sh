@@ -3,6 +3,7 @@
 # Idempotent: packages already present are not reinstalled, and apt is not touched at all
 # when nothing is missing.  Run as root (make demo / make check call it for you).
 # --fuzz: also clang and its libFuzzer runtime, for `make fuzz` only (docs/fuzzing.md).
+# --pkg: also what `make deb`, `make rpm` and `make check-package` need (docs/packaging.md).
 set -eu
 
 # Build: compiler and tools, the libraries vnumad and vnumactl link against (vnumactl: ncurses
@@ -15,9 +16,18 @@ libhwloc-dev libjson-c-dev libxml2-dev libvirt-dev libcmocka-dev libncurses-dev 
 PKGS="$PKGS systemd tmux"
 # make fuzz: clang builds the targets; libclang-rt-14-dev holds libFuzzer and the sanitizer
 # runtimes (Debian 12's clang is 14).
-if [ "${1:-}" = --fuzz ]; then
-	PKGS="$PKGS clang libclang-rt-14-dev"
-fi
+# --pkg: debhelper and dpkg-dev build the .deb files, fakeroot lets dpkg-buildpackage run as
+# an ordinary user, lintian checks them, rpm is Debian's rpmbuild (enough to build and inspect
+# the RPMs), man-db lets the install test read the installed man pages with man(1).
+case ${1:-} in
+--fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;
+--pkg) PKGS="$PKGS debhelper dpkg-dev fakeroot lintian rpm man-db" ;;
+'') ;;
+*)
+	echo "usage: $0 [--fuzz|--pkg]" >&2
+	exit 1
+	;;
+esac
 
 missing=""
 for p in $PKGS; do

@@ -17,7 +17,7 @@ NEEDED="sched_setaffinity sched_getaffinity move_pages process_vm_readv set_memp
 openat read pread64 getdents64 readlinkat socket bind listen accept4 sendmsg recvmsg
 clock_gettime nanosleep kill sendto recvfrom setsockopt"
 # What the unit's comments say vnumad can never do.
-DENIED="process_vm_writev ptrace"
+DENIED="process_vm_writev ptrace chown fchown fchownat setuid"
 
 command -v systemd-analyze >/dev/null || {
 	echo "FAIL: systemd-analyze is missing (packaging/install-deps.sh installs systemd)" >&2
@@ -38,6 +38,12 @@ expand() {
 	*) echo "$1" ;;
 	esac
 }
+# A group seen while expanding one item is not expanded again for it; each item of a line
+# starts afresh, so a group inside both an allowed and a denied group counts on both sides.
+expand_top() {
+	: >"$D/seen"
+	expand "$1"
+}
 
 : >"$D/allow"
 : >"$D/deny"
@@ -45,8 +51,8 @@ grep '^SystemCallFilter=' "$UNIT" | sed 's/^SystemCallFilter=//' >"$D/lines"
 [ -s "$D/lines" ] || { echo "FAIL: no SystemCallFilter= in the unit" >&2; exit 1; }
 while read -r line; do
 	case $line in
-	~*) for item in ${line#\~}; do expand "$item" >>"$D/deny"; done ;;
-	*) for item in $line; do expand "$item" >>"$D/allow"; done ;;
+	~*) for item in ${line#\~}; do expand_top "$item" >>"$D/deny"; done ;;
+	*) for item in $line; do expand_top "$item" >>"$D/allow"; done ;;
 	esac
 done <"$D/lines"
 sort -u "$D/allow" >"$D/allow.s"
