@@ -1,9 +1,9 @@
 /*
  * nodes_reader.h - the nodes (sysfs.h) and kernel.numa_balancing read every round at the cost
  * of one pread(2) per file: online, each node's meminfo and numa_balancing are kept open
- * (pfile.h); each node's cpulist and distance, which change only when a CPU or a node comes or
- * goes, are read afresh every LINUX_NODES_TOPOLOGY_RECHECK_S and whenever the online set
- * changed, and copied from the last reading in between.
+ * (pfile.h); each node's CPUs and distances (hwloc's Linux discovery, sysfs.h), which change
+ * only when a CPU or a node comes or goes, are read afresh every LINUX_NODES_TOPOLOGY_RECHECK_S
+ * and whenever the online set changed, and copied from the last reading in between.
  *
  * Owner: the caller of linux_nodes_reader_new (the Linux host keeps one).
  */
@@ -13,7 +13,7 @@
 #include "host/linux/sysfs.h"
 
 /*
- * Seconds between two reads of every node's cpulist and distance.  Default 60: a CPU taken
+ * Seconds between two topology reads (hwloc: CPUs and distances).  Default 60: a CPU taken
  * offline (echo 0 > cpuN/online) is seen within a minute, and its vCPUs moved off it by the
  * kernel meanwhile; a node that comes or goes changes `online` and is seen at once.
  */
