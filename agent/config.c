@@ -74,6 +74,8 @@ enum config_key_id {
 	KEY_POLICY_DIR,
 	KEY_OBSERVE_CPU_CAP,
 	KEY_SCAN_CONTROL,
+	KEY_METRICS_LISTEN,
+	KEY_METRICS_TEXTFILE,
 	CONFIG_NR_KEYS,
 };
 
@@ -107,6 +109,8 @@ CONFIG_SET_FIELD(set_restore_on_exit, restore_on_exit, yes)
 CONFIG_SET_FIELD(set_migrate_rate, migrate_rate_mib_s, num)
 CONFIG_SET_FIELD(set_observe_cpu_cap, observe_cpu_cap_percent, num)
 CONFIG_SET_FIELD(set_scan_control, scan_control, yes)
+CONFIG_SET_STRING(set_metrics_listen, metrics_listen)
+CONFIG_SET_STRING(set_metrics_textfile, metrics_textfile)
 
 static void
 set_log_level(struct config *cfg, const union config_value *v)
@@ -201,6 +205,21 @@ static const struct config_key config_keys[CONFIG_NR_KEYS] = {
 		.set = set_scan_control,
 		.doc = "slow the kernel's host-wide NUMA scan while every VM is settled (the "
 		       "admin's values back when one is not, and at exit)"},
+	/*
+	 * Off by default, and loopback when only a port is given: an address on every
+	 * interface (0.0.0.0:PORT, [::]:PORT) exposes the VMs' names to the network.
+	 */
+	[KEY_METRICS_LISTEN] = {
+		.name = "metrics_listen", .type = CONFIG_LISTEN, .empty_ok = true, .def = "",
+		.set = set_metrics_listen,
+		.doc = "serve Prometheus metrics at http://ADDRESS:PORT/metrics (PORT alone: "
+		       "127.0.0.1; empty: off)"},
+	[KEY_METRICS_TEXTFILE] = {
+		.name = "metrics_textfile", .type = CONFIG_PATH, .max_len = CONFIG_STATE_PATH_MAX,
+		.range = "at most " STR(CONFIG_STATE_PATH_MAX) " bytes", .empty_ok = true,
+		.def = "", .set = set_metrics_textfile,
+		.doc = "write the same metrics to this file every round, for node_exporter's "
+		       "textfile collector (empty: off)"},
 };
 /* clang-format on */
 

@@ -41,6 +41,8 @@ struct config {
 	char policy_dir[PATH_MAX];        /* policy_dir, default /etc/vnumad/policy.d */
 	double observe_cpu_cap_percent;   /* observe_cpu_cap, 0..100 %, default 0.5; 0: none */
 	bool scan_control;                /* scan_control, yes|no, default no */
+	char metrics_listen[64];          /* metrics_listen, [ADDRESS:]PORT, default "" (off) */
+	char metrics_textfile[PATH_MAX];  /* metrics_textfile, default "" (off) */
 };
 
 void config_defaults(struct config *cfg);

@@ -27,6 +27,7 @@ enum config_type {
 	CONFIG_GROUP,    /* group name, [a-z_][a-z0-9_-]*; existence is checked at start-up */
 	CONFIG_RATE,     /* "1024MiB/s" (KiB/s, MiB/s, GiB/s); stored in MiB/s */
 	CONFIG_PERCENT,  /* "0.5%"; stored in percent */
+	CONFIG_LISTEN,   /* "127.0.0.1:9464", "[::1]:9464", "9464" (loopback) */
 };
 
 union config_value {
@@ -34,7 +35,7 @@ union config_value {
 	mode_t mode;     /* permission bits */
 	bool yes;        /* boolean */
 	int choice;      /* index into the row's choices */
-	const char *str; /* path or group; points into the caller's text */
+	const char *str; /* path, group or address; points into the caller's text */
 };
 
 struct config_key {

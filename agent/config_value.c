@@ -4,6 +4,7 @@
  * syntax, unit and bounds, and the quoting of an offending value in their messages.
  */
 #include "agent/config_internal.h"
+#include "agent/metrics_http.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -279,6 +280,18 @@ config_group_parse(const struct config_key *row, const char *text, union config_
 	return 0;
 }
 
+/* An address for the metrics' HTTP server (metrics_addr_parse). */
+static int
+config_listen_parse(const char *text, union config_value *v, char *msg, size_t msglen)
+{
+	struct metrics_addr addr;
+
+	if (metrics_addr_parse(text, &addr, msg, msglen) < 0)
+		return -EINVAL;
+	v->str = text;
+	return 0;
+}
+
 int
 config_value_parse(const struct config_key *row, const char *text, union config_value *v, char *msg,
                    size_t msglen)
@@ -302,6 +315,8 @@ config_value_parse(const struct config_key *row, const char *text, union config_
 		return config_path_parse(row, text, v, msg, msglen);
 	case CONFIG_GROUP:
 		return config_group_parse(row, text, v, msg, msglen);
+	case CONFIG_LISTEN:
+		return config_listen_parse(text, v, msg, msglen);
 	}
 	snprintf(msg, msglen, "has an unknown type"); /* not reached: every type is handled */
 	return -EINVAL;

@@ -19,6 +19,7 @@
 
 #include "agent/control.h"
 #include "agent/log.h"
+#include "agent/metrics_export.h"
 #include "agent/sdnotify.h"
 #include "agent/state.h"
 #include "agent/version.h"
@@ -43,6 +44,9 @@
  * rounding never counts; a real host never lags.
  */
 #define DAEMON_LAG_S 0.5
+
+const char *const daemon_skip_names[DSKIP_MAX] = {"advisory", "manual", "off",
+                                                  "paused",   "error",  "gone"};
 
 double
 daemon_wall_s(void)
@@ -423,7 +427,7 @@ daemon_observe(struct daemon *d)
 int
 daemon_round(struct daemon *d)
 {
-	double t0 = daemon_wall_s(), ms;
+	double t0 = daemon_wall_s(), ms, decide_t0;
 	char err[PATH_MAX + 256];
 	int rc = daemon_observe(d);
 
@@ -432,7 +436,9 @@ daemon_round(struct daemon *d)
 		return rc;
 	}
 	plan_reset(&d->plan);
+	decide_t0 = daemon_wall_s();
 	rc = d->bal->decide(d->eng, d->snap, &d->plan);
+	hist_observe(&d->decide_hist, daemon_wall_s() - decide_t0);
 	if (rc < 0) {
 		log_warnx("round: the engine failed: %s", strerror(-rc));
 		return rc;
@@ -446,6 +452,7 @@ daemon_round(struct daemon *d)
 	d->rounds++;
 	d->round_ms_sum += ms;
 	d->round_ms_max = ms > d->round_ms_max ? ms : d->round_ms_max;
+	metrics_export_round(d); /* after the counters: the text tells this round whole */
 	return 0;
 }
 
@@ -587,6 +594,10 @@ daemon_init(struct daemon *d, char *err, size_t errlen)
 	rc = daemon_open_control(d, err, errlen);
 	if (rc < 0)
 		return rc;
+	metrics_export_overrides(d, &d->cfg);
+	rc = metrics_export_configure(d, &d->cfg, err, errlen);
+	if (rc < 0)
+		return rc;
 	daemon_state_load(d);
 	scan_lever_start(d);
 	d->watchdog_usec = sdnotify_watchdog_usec();
@@ -628,6 +639,13 @@ daemon_reload(struct daemon *d, char *err, size_t errlen)
 	rc = policy_files_load(cfg.policy_dir, &pfiles, err, errlen);
 	if (rc < 0)
 		return rc;
+	/* The last step that may refuse: the listener moves only with a reload that is taken. */
+	metrics_export_overrides(d, &cfg);
+	rc = metrics_export_configure(d, &cfg, err, errlen);
+	if (rc < 0) {
+		policy_files_free(&pfiles);
+		return rc;
+	}
 	policy_files_free(&d->pfiles);
 	d->pfiles = pfiles;
 	d->cfg = cfg;
@@ -851,6 +869,7 @@ daemon_restore(struct daemon *d)
 void
 daemon_fini(struct daemon *d)
 {
+	metrics_export_close(d); /* its thread first; it reads nothing of the rest */
 	if (d->started && d->cfg.restore_on_exit && d->state->nr > 0)
 		daemon_restore(d);
 	if (d->started)

@@ -16,12 +16,14 @@
 #include "agent/config.h"
 #include "agent/control.h"
 #include "agent/events.h"
+#include "agent/hist.h"
 #include "agent/policy_files.h"
 #include "agent/scan_lever.h"
 #include "host/host.h"
 #include "policy/model.h"
 
 struct control;
+struct metrics_export;
 struct state;
 
 /*
@@ -99,6 +101,9 @@ enum dskip {
 	DSKIP_MAX,
 };
 
+/* Their names, as `stats` and the metrics' reason label give them. */
+extern const char *const daemon_skip_names[DSKIP_MAX];
+
 struct daemon {
 	struct config cfg;
 	char config_path[4096];
@@ -131,6 +136,10 @@ struct daemon {
 	double wall_start, host_start, next_sample_s, started_wall;
 	uint64_t rounds;
 	double round_ms_sum, round_ms_max;
+	struct hist decide_hist; /* the decision step's wall-clock time, per round */
+	struct metrics_export
+	    *metrics; /* /metrics and the textfile (metrics_export.h); NULL: off */
+	char metrics_textfile_opt[PATH_MAX]; /* --metrics-textfile (wins over the key); "" = none */
 	uint64_t skipped[DSKIP_MAX];
 	uint64_t actions_refused;
 	uint64_t pins_unrecorded; /* pins skipped: their original affinity could not be saved */

@@ -12,6 +12,7 @@
 #include "agent/control.h"
 #include "agent/daemon.h"
 #include "agent/handlers.h"
+#include "agent/metrics_export.h"
 #include "agent/state.h"
 #include "agent/version.h"
 #include "policy/engine.h"
@@ -24,9 +25,8 @@ hj_nodes(uint64_t mask)
 	return json_object_new_string(mask ? nodemask_format(mask, buf, sizeof(buf)) : "");
 }
 
-/* Share of the VM's memory on the nodes where its vCPUs run (where). */
-static double
-hj_memory_locality(const struct snapshot *snap, const struct snap_vm *vm, uint64_t where)
+double
+handlers_memory_locality(const struct snapshot *snap, const struct snap_vm *vm, uint64_t where)
 {
 	uint64_t on = 0, all = 0;
 
@@ -105,8 +105,9 @@ handlers_vm_row(struct daemon *d, const struct snap_vm *vm)
 	json_object_object_add(o, "home", hj_nodes(r.home));
 	json_object_object_add(o, "vcpu_nodes", hj_nodes(where));
 	/* Two measures, named apart; a fault figure nobody measures now is null, not frozen. */
-	json_object_object_add(o, "memory_locality",
-	                       json_object_new_double(hj_memory_locality(d->snap, vm, where)));
+	json_object_object_add(
+	    o, "memory_locality",
+	    json_object_new_double(handlers_memory_locality(d->snap, vm, where)));
 	json_object_object_add(o, "fault_locality",
 	                       fault_loc >= 0 ? json_object_new_double(fault_loc) : NULL);
 	json_object_object_add(o, "fault_age_s",
@@ -200,6 +201,11 @@ h_status(HANDLER_ARGS)
 	json_object_object_add(o, "sampling", smp);
 	json_object_object_add(o, "clients", json_object_new_int(cs.clients));
 	json_object_object_add(o, "scan_tunables", scan_lever_status(d));
+	/* where the metrics go (the port the system chose for port 0); "" = off */
+	json_object_object_add(o, "metrics_listen",
+	                       json_object_new_string(metrics_export_address(d)));
+	json_object_object_add(o, "metrics_textfile",
+	                       json_object_new_string(d->cfg.metrics_textfile));
 	*data = o;
 	return PROTO_OK;
 }
@@ -275,9 +281,6 @@ handlers_arg_vm(struct daemon *d, struct json_object *args, char *err, size_t er
 	return vm;
 }
 
-static const char *const dskip_names[DSKIP_MAX] = {"advisory", "manual", "off",
-                                                   "paused",   "error",  "gone"};
-
 static enum proto_status
 h_stats(HANDLER_ARGS)
 {
@@ -304,7 +307,7 @@ h_stats(HANDLER_ARGS)
 	o = handlers_counters(&d->total);
 	skip = json_object_new_object();
 	for (int i = 0; i < DSKIP_MAX; i++)
-		json_object_object_add(skip, dskip_names[i],
+		json_object_object_add(skip, daemon_skip_names[i],
 		                       json_object_new_int64((int64_t)d->skipped[i]));
 	json_object_object_add(o, "rounds", json_object_new_int64((int64_t)d->rounds));
 	json_object_object_add(

@@ -9,6 +9,9 @@
 /* The VM named by args "vm" (name or id); NULL with *st and err set when absent/unknown. */
 const struct snap_vm *handlers_arg_vm(struct daemon *d, struct json_object *args, char *err,
                                       size_t errlen, enum proto_status *st);
+/* Share of the VM's memory on the nodes where its vCPUs run (where); 1 when it has none. */
+double handlers_memory_locality(const struct snapshot *snap, const struct snap_vm *vm,
+                                uint64_t where);
 struct json_object *handlers_vm_row(struct daemon *d, const struct snap_vm *vm);
 /*
  * "" for a VM vnumad chases as usual, else why and for how long it leaves an adverse guest

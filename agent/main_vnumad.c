@@ -47,7 +47,8 @@ struct vnumad_opts {
 	const char *fault_inject; /* --fault-inject SPEC (with --simulate) */
 	const char *socket;
 	bool foreground, restore;
-	const char *state_file; /* --state FILE (tests and side-by-side runs) */
+	const char *state_file;       /* --state FILE (tests and side-by-side runs) */
+	const char *metrics_textfile; /* --metrics-textfile PATH */
 };
 
 /* The daemon the signal handlers talk to (signal handlers can reach nothing else). */
@@ -86,7 +87,8 @@ vnumad_usage(FILE *f)
 	fprintf(f, "usage: vnumad [-n [FILE]] [-f FILE] [--simulate [SCENARIO|default]] "
 	           "[--speed N]\n"
 	           "              [--host-profile linux|libvirt|ideal] [--fault-inject SPEC]\n"
-	           "              [--socket PATH] [--state FILE] [--foreground] [--restore]\n"
+	           "              [--socket PATH] [--state FILE] [--metrics-textfile PATH]\n"
+	           "              [--foreground] [--restore]\n"
 	           "              [--host linux] [--connect URI] [-V] [-h]\n");
 }
 
@@ -156,6 +158,14 @@ vnumad_parse(int argc, char **argv, struct vnumad_opts *o)
 				    strlen(o->socket), VNUMAD_SOCKET_PATH_MAX, o->socket);
 		} else if (vnumad_is(a, "--state")) {
 			o->state_file = vnumad_optval(argc, argv, &i, a);
+		} else if (vnumad_is(a, "--metrics-textfile")) {
+			o->metrics_textfile = vnumad_optval(argc, argv, &i, a);
+			if (o->metrics_textfile[0] != '/' ||
+			    strlen(o->metrics_textfile) >=
+			        sizeof(((struct daemon *)NULL)->metrics_textfile_opt))
+				fatalx("--metrics-textfile: an absolute path of a file, at most "
+				       "%zu bytes",
+				       sizeof(((struct daemon *)NULL)->metrics_textfile_opt) - 1);
 		} else if (strcmp(a, "--foreground") == 0 || strcmp(a, "-d") == 0) {
 			o->foreground = true;
 		} else if (strcmp(a, "--restore") == 0) {
@@ -305,6 +315,9 @@ vnumad_config(struct daemon *d, const struct vnumad_opts *o)
 		snprintf(d->cfg.socket_path, sizeof(d->cfg.socket_path), "%s", o->socket);
 	if (o->state_file != NULL)
 		snprintf(d->cfg.state_file, sizeof(d->cfg.state_file), "%s", o->state_file);
+	if (o->metrics_textfile != NULL) /* applied by metrics_export_overrides, reloads too */
+		snprintf(d->metrics_textfile_opt, sizeof(d->metrics_textfile_opt), "%s",
+		         o->metrics_textfile);
 	if (o->have_simulate && (o->host != NULL || o->connect != NULL))
 		fatalx("--simulate and --%s: choose one host", o->host ? "host" : "connect");
 	if (o->connect != NULL && snprintf(d->connect_uri, sizeof(d->connect_uri), "%s",

@@ -50,6 +50,13 @@ struct engine_counters {
 	 * a host backend hands over something inconsistent.
 	 */
 	uint64_t vms_rejected;
+	/*
+	 * The host-wide migration rate limit at work: rounds whose budget (rate x time since the
+	 * previous round) was used up, and VMs with memory off their home that a round left
+	 * unplanned because it was (one per VM and round).
+	 */
+	uint64_t rate_limited_rounds;
+	uint64_t rate_deferred_vms;
 };
 
 void engine_report_counters(void *state, struct engine_counters *c);

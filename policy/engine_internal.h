@@ -227,6 +227,8 @@ struct engine {
 	struct snap_vm *valid_vms; /* owned; shallow copies of the snapshot's good VMs */
 	size_t valid_cap;
 	uint64_t vms_rejected; /* VMs left out of a round, summed over rounds */
+	/* engine_memory.c: the host-wide rate limit at work (struct engine_counters) */
+	uint64_t rate_limited_rounds, rate_deferred_vms;
 };
 
 /* engine.c */

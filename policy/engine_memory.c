@@ -283,9 +283,25 @@ engine_vm_mem_pinned(const struct snap_vm *vm)
 	return vm->pinned_mib > 0 && vm->pinned_mib * 1000 >= vm->mem_mib * ENGINE_PINNED_PERMILLE;
 }
 
+/* MiB of the VM on nodes none of its groups call home. */
+static uint64_t
+engine_vm_off_home_mib(const struct eng_vm *ev, const struct snapshot *snap,
+                       const struct snap_vm *vm)
+{
+	uint64_t home = 0, off = 0;
+
+	for (int i = 0; i < ev->nr_groups; i++)
+		home |= ev->groups[i].home;
+	for (int n = 0; n < snap->nr_nodes; n++)
+		off += nodemask_test(home, n) ? 0 : vm->resident_mib[n];
+	return off;
+}
+
 void
 engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *plan)
 {
+	bool planned = false;
+
 	e->budget_mib = e->round_budget_mib;
 	for (int i = 0; i < snap->nr_vms; i++) {
 		const struct snap_vm *vm = &snap->vms[i];
@@ -296,11 +312,18 @@ engine_memory_plan(struct engine *e, const struct snapshot *snap, struct plan *p
 			continue;
 		engine_backoff_update(ev, vm, snap->now_s);
 		if (snap->now_s < ev->backoff_until_s || vm->mig_pending_mib > 0 ||
-		    e->budget_mib < 2 || (ev->adverse && !engine_mem_off_policy(snap, vm)))
+		    (ev->adverse && !engine_mem_off_policy(snap, vm)))
 			continue;
+		if (e->budget_mib < 2) {
+			/* the host-wide limit: counted when there was something to move */
+			e->rate_deferred_vms += engine_vm_off_home_mib(ev, snap, vm) >= 2;
+			continue;
+		}
+		planned = true;
 		e->vm_left_mib = vm->policy.rate_kib_s ? vm->policy.rate_kib_s / 1024.0 * e->round_s
 		                                       : e->budget_mib;
 		engine_plan_compact(e, snap, ev, vm, plan);
 		engine_plan_span(e, snap, ev, vm, plan);
 	}
+	e->rate_limited_rounds += planned && e->budget_mib < 2;
 }

@@ -87,6 +87,9 @@ engine_report_counters(void *state, struct engine_counters *c)
 	const struct engine *e = state;
 
 	memset(c, 0, sizeof(*c));
-	if (e != NULL)
-		c->vms_rejected = e->vms_rejected;
+	if (e == NULL)
+		return;
+	c->vms_rejected = e->vms_rejected;
+	c->rate_limited_rounds = e->rate_limited_rounds;
+	c->rate_deferred_vms = e->rate_deferred_vms;
 }

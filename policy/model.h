@@ -68,10 +68,14 @@ struct snap_cell {
  * whole name cannot be pinned through libvirt.
  */
 #define SNAP_VM_NAME_MAX 256
+/* Room for a domain UUID in its text form (36 characters) with its NUL. */
+#define SNAP_VM_UUID_MAX 37
 
 struct snap_vm {
 	int id; /* stable for the VM's lifetime (the QEMU pid on Linux) */
 	char name[SNAP_VM_NAME_MAX];
+	/* The libvirt domain's UUID, lowercase with hyphens; "" when the host knows none. */
+	char uuid[SNAP_VM_UUID_MAX];
 	double uptime_s; /* 0 on the call made when the VM arrives */
 	int nr_vcpus;
 	struct snap_vcpu *vcpus;

@@ -336,6 +336,7 @@ lvh_vm_annotate(struct libvirt_host *lh, struct snap_vm *vm, const struct lvh_do
 	struct lvh_vm *rec = &lh->vms[lh->nr_vms++];
 
 	vm->policy_set = d->policy_set || d->admin_pins;
+	snprintf(vm->uuid, sizeof(vm->uuid), "%s", d->dom.uuid);
 	vm->policy_ok = d->policy_ok;
 	vm->policy = d->policy;
 	memcpy(vm->policy_error, d->policy_error, sizeof(vm->policy_error));

@@ -22,9 +22,9 @@
 
 /* Every key of the file, as documented. */
 static const char *const all_keys[] = {
-    "sample_period", "rebalance_period", "socket",          "socket_mode",
-    "control_group", "state_file",       "restore_on_exit", "log_level",
-    "log_target",    "migrate_rate",     "default_mode",    "scan_control",
+    "sample_period", "rebalance_period", "socket",         "socket_mode",      "control_group",
+    "state_file",    "restore_on_exit",  "log_level",      "log_target",       "migrate_rate",
+    "default_mode",  "scan_control",     "metrics_listen", "metrics_textfile",
 };
 #define NR_KEYS (sizeof(all_keys) / sizeof(all_keys[0]))
 
@@ -133,6 +133,8 @@ assert_config_equal(const struct config *a, const struct config *b)
 	assert_true(a->migrate_rate_mib_s == b->migrate_rate_mib_s);
 	assert_int_equal(a->default_mode, b->default_mode);
 	assert_int_equal(a->scan_control, b->scan_control);
+	assert_string_equal(a->metrics_listen, b->metrics_listen);
+	assert_string_equal(a->metrics_textfile, b->metrics_textfile);
 }
 
 static void
