@@ -188,6 +188,11 @@ mr_nodes(struct util_buf *o, const struct metrics_view *mv, struct util_buf *lab
 	    {"vnumad_node_memory_free_bytes", "free memory of the NUMA node"},
 	    {"vnumad_node_vcpus", "vCPUs of all VMs running on the node"},
 	    {"vnumad_node_cpu_load", "CPU use of those vCPUs, in CPUs"},
+	    {"vnumad_node_place_free_bytes",
+	     "memory a new VM could take on the node and stay local: free memory above the "
+	     "headroom the node-fullness guard keeps"},
+	    {"vnumad_node_place_free_vcpus",
+	     "vCPUs a new VM could run on the node without sharing a CPU: CPUs no vCPU runs on"},
 	};
 
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
@@ -196,14 +201,18 @@ mr_nodes(struct util_buf *o, const struct metrics_view *mv, struct util_buf *lab
 			const struct metrics_node *nd = &mv->nodes[n];
 			const char *l = mr_labels_int(lab, "", "node", nd->id);
 
+			const uint64_t v[] = {(uint64_t)nd->nr_cpus,
+			                      nd->mem_total_bytes,
+			                      nd->mem_free_bytes,
+			                      (uint64_t)nd->vcpus,
+			                      0,
+			                      nd->place_free_bytes,
+			                      (uint64_t)nd->place_free_vcpus};
+
 			if (f == 4)
 				mr_f64(o, fam[f].name, l, nd->cpu_load);
 			else
-				mr_u64(o, fam[f].name, l,
-				       f == 0   ? (uint64_t)nd->nr_cpus
-				       : f == 1 ? nd->mem_total_bytes
-				       : f == 2 ? nd->mem_free_bytes
-				                : (uint64_t)nd->vcpus);
+				mr_u64(o, fam[f].name, l, v[f]);
 		}
 	}
 }

@@ -49,6 +49,12 @@ struct metrics_node {
 	uint64_t mem_total_bytes, mem_free_bytes;
 	int vcpus;       /* vCPUs of all VMs running there */
 	double cpu_load; /* their CPU use, in CPUs */
+	/*
+	 * What a new VM could take there and stay local (the capacity `vnumactl place` weighs):
+	 * free memory above the engine's headroom, and CPUs no vCPU runs on (0 at the least).
+	 */
+	uint64_t place_free_bytes;
+	int place_free_vcpus;
 };
 
 struct metrics_view {

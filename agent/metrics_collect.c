@@ -15,6 +15,8 @@
 static void
 metrics_collect_nodes(const struct snapshot *snap, struct metrics_view *mv)
 {
+	int64_t room;
+
 	mv->nr_nodes = snap->nr_nodes;
 	mv->nodes = xcalloc((size_t)snap->nr_nodes + 1, sizeof(*mv->nodes));
 	for (int n = 0; n < snap->nr_nodes; n++) {
@@ -24,6 +26,8 @@ metrics_collect_nodes(const struct snapshot *snap, struct metrics_view *mv)
 		nd->nr_cpus = snap->nodes[n].nr_cpus;
 		nd->mem_total_bytes = snap->nodes[n].mem_total_mib * METRICS_BYTES_PER_MIB;
 		nd->mem_free_bytes = snap->nodes[n].mem_free_mib * METRICS_BYTES_PER_MIB;
+		room = (int64_t)snap->nodes[n].mem_free_mib - engine_headroom_mib(&snap->nodes[n]);
+		nd->place_free_bytes = room > 0 ? (uint64_t)room * METRICS_BYTES_PER_MIB : 0;
 	}
 	for (int i = 0; i < snap->nr_vms; i++)
 		for (int v = 0; v < snap->vms[i].nr_vcpus; v++) {
@@ -34,6 +38,10 @@ metrics_collect_nodes(const struct snapshot *snap, struct metrics_view *mv)
 			mv->nodes[n].vcpus++;
 			mv->nodes[n].cpu_load += snap->vms[i].vcpus[v].cpu_use;
 		}
+	for (int n = 0; n < snap->nr_nodes; n++)
+		mv->nodes[n].place_free_vcpus = mv->nodes[n].nr_cpus > mv->nodes[n].vcpus
+		                                    ? mv->nodes[n].nr_cpus - mv->nodes[n].vcpus
+		                                    : 0;
 }
 
 /* One VM's row. */
