@@ -62,6 +62,7 @@ mkdir "$D/out"
 t_sim_conf "$D/base.conf"
 conf 127.0.0.1:0 "$D/out/vnumad.prom"
 "$VNUMAD" --simulate --speed 5 --foreground -f "$D/vnumad.conf" --socket "$D/sock" \
+	--state "$D/state.json" \
 	>"$D/vnumad.log" 2>&1 &
 DPID=$!
 t_wait_answer "$D/sock" "$DPID" "$D/vnumad.log"

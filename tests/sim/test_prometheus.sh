@@ -30,6 +30,7 @@ done
 t_sim_conf "$D/vnumad.conf"
 echo "metrics_listen = 127.0.0.1:0" >>"$D/vnumad.conf"
 "$VNUMAD" --simulate --speed 0.2 --foreground -f "$D/vnumad.conf" --socket "$D/sock" \
+	--state "$D/state.json" \
 	>"$D/vnumad.log" 2>&1 &
 DPID=$!
 t_wait_answer "$D/sock" "$DPID" "$D/vnumad.log"
