@@ -325,8 +325,8 @@ fail:
 		util_errf(
 		    err, errlen,
 		    "metrics_listen %s: %s: %s (the systemd unit allows no IP sockets: add a "
-		    "drop-in with RestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6, "
-		    "see vnumad.conf(5))",
+		    "drop-in with RestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6 and "
+		    "IPAddressAllow= for the scrapers, see vnumad.conf(5))",
 		    addr->text, what, strerror(-rc));
 	else
 		util_errf(err, errlen, "metrics_listen %s: %s: %s", addr->text, what,
