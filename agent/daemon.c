@@ -850,6 +850,8 @@ daemon_restore(struct daemon *d)
 		vm = daemon_snap_vm_named(d, e->vm, vm);
 		keep[i] = daemon_restore_entry(d, e, vm, &restored, &widened, &failed);
 	}
+	if (d->host->ops->put_back != NULL)
+		d->host->ops->put_back(d->host);
 	/* The end of a round of pins: libvirt's backend puts each VM's emulator threads back on
 	 * the union of its vCPUs' nodes, as it does after vnumad's own pins. */
 	d->host->ops->commit(d->host);
@@ -872,6 +874,8 @@ daemon_fini(struct daemon *d)
 	metrics_export_close(d); /* its thread first; it reads nothing of the rest */
 	if (d->started && d->cfg.restore_on_exit && d->state->nr > 0)
 		daemon_restore(d);
+	else if (d->started && d->cfg.restore_on_exit && d->host->ops->put_back != NULL)
+		d->host->ops->put_back(d->host); /* no pins to put back, maybe memory nodes */
 	if (d->started)
 		scan_lever_restore(d);
 	if (d->ctl != NULL)

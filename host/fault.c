@@ -167,6 +167,15 @@ fault_commit(struct host *h)
 	in->ops->commit(in);
 }
 
+static void
+fault_put_back(struct host *h)
+{
+	struct host *in = fault_of(h)->inner;
+
+	if (in->ops->put_back != NULL)
+		in->ops->put_back(in);
+}
+
 static const char *
 fault_sampling_source(struct host *h, int vm_id, const char **reason)
 {
@@ -281,6 +290,7 @@ static const struct host_ops fault_ops = {
     .move_memory = fault_move,
     .set_sampling = fault_sampling,
     .commit = fault_commit,
+    .put_back = fault_put_back,
     .sampling_source = fault_sampling_source,
     .policy_persist = fault_policy_persist,
     .policy_fetch = fault_policy_fetch,

@@ -69,6 +69,12 @@ struct host_ops {
 	int (*set_sampling)(struct host *h, int vm_id, double scan_mib_s);
 	/* End of a round's actions (the simulator lets arrived guests boot now). */
 	void (*commit)(struct host *h);
+	/*
+	 * The daemon puts back what it changed (an orderly stop with restore_on_exit, `vnumad
+	 * --restore`): settings the host changed on its own to carry out the daemon's actions
+	 * (libvirt: domains' live memory nodes, host/libvirt/lv_mems.h).  NULL op: none.
+	 */
+	void (*put_back)(struct host *h);
 	/* Where a VM's access data comes from: "fault-stats" or "placement-only", and why. */
 	const char *(*sampling_source)(struct host *h, int vm_id, const char **reason);
 	/*

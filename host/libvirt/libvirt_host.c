@@ -7,7 +7,12 @@
  * adds what libvirt knows and owns:
  * - the policy in the domain's metadata (a bad one: the default policy and its error);
  * - guest vNUMA cells, with each cell's RAM range, from the domain XML;
- * - a strict <numatune> nodeset, as nodes the VM may never leave (snap_vm.host_nodes);
+ * - a strict <numatune> nodeset (or a restrictive one the admin wrote), as nodes the VM may
+ *   never leave (snap_vm.host_nodes); a strict placement='auto' one as libvirt chose it;
+ * - a restrictive placement='auto' <numatune> in the persistent definition (the domain started
+ *   where vnumad advised, docs/placement-advice.md): its live nodeset is widened before memory
+ *   moves outside it and narrowed once the memory is there (lv_mems.h), and put back by
+ *   put_back;
  * - the administrator's own <vcpupin>s in the persistent definition: the VM is hands-off
  *   (mode manual) unless its policy explicitly says auto;
  * - vCPU pins through libvirt (virDomainPinVcpuFlags), never sched_setaffinity behind
@@ -29,6 +34,7 @@
 #include "host/host.h"
 #include "host/libvirt/lv_conn.h"
 #include "host/libvirt/lv_domain.h"
+#include "host/libvirt/lv_mems.h"
 #include "policy/util.h"
 #include "policy/vm_policy.h"
 
@@ -37,6 +43,15 @@
  * cover changes as they happen; this only bounds how long a missed one can go unnoticed.
  */
 #define LVH_RELIST_S 30.0
+
+/*
+ * Narrowing a domain's live memory nodes to its vCPUs' nodes makes the kernel migrate, at once
+ * and unpaced, whatever is still outside them: vnumad narrows only when that is at most
+ * LVH_NARROW_MIB or LVH_NARROW_PERMILLE of the domain's memory, whichever is larger (defaults
+ * 16 MiB and 1 %: under a second of migration on any host), and leaves the set wide otherwise.
+ */
+#define LVH_NARROW_MIB      16
+#define LVH_NARROW_PERMILLE 10
 
 /* What vnumad keeps of one running domain. */
 struct lvh_dom {
@@ -47,6 +62,10 @@ struct lvh_dom {
 	bool policy_set, policy_ok;
 	struct vm_policy policy;
 	char policy_error[256];
+	/* the persistent definition's numatune is restrictive, placement='auto' (lv_mems.h) */
+	bool mems_lever;
+	/* a strict placement='auto' numatune: the node ids libvirt chose (0: unknown) */
+	uint64_t auto_strict_ids;
 };
 
 /* A VM of the last snapshot that is a domain: its id and its vCPUs' nodes. */
@@ -57,12 +76,16 @@ struct lvh_vm {
 	uint64_t *vcpu_nodes; /* node indexes each vCPU may run on */
 	int *vcpu_index;      /* per snapshot position: libvirt's vCPU number (QEMU's "CPU n") */
 	bool repinned;        /* a vCPU was pinned this round: pin the emulator in commit */
+	bool mems_lever;      /* lvh_dom.mems_lever */
+	uint64_t mem_mib;
+	uint64_t resident_mib[UTIL_MAX_NODES]; /* per node index, as the snapshot saw it */
 };
 
 struct libvirt_host {
 	struct host base;
 	struct host *inner;
 	struct lv_conn *conn;
+	struct lv_mems *mems;
 	struct lvh_dom *doms;
 	size_t nr_doms, cap_doms;
 	double listed_s; /* when the cache was last re-listed; < 0: re-list now */
@@ -121,7 +144,15 @@ lvh_dom_annotate(struct libvirt_host *lh, struct lvh_dom *d)
 	d->admin_pins = false;
 	lv_idset_free(&d->emulator_cfg);
 	memset(&inactive, 0, sizeof(inactive));
+	d->mems_lever = d->dom.numatune && d->dom.numatune_auto &&
+	                d->dom.numatune_mode == LV_MEM_MODE_RESTRICTIVE;
+	d->auto_strict_ids = 0;
+	if (d->dom.numatune && d->dom.numatune_auto && d->dom.numatune_mode == LV_MEM_MODE_STRICT)
+		lv_conn_mem_nodes_get(lh->conn, d->dom.name, &d->auto_strict_ids, err, sizeof(err));
 	if (lv_conn_domain_get(lh->conn, d->dom.name, true, &inactive, err, sizeof(err)) == 0) {
+		/* what the admin wrote decides: the live XML names a set once it changed live */
+		d->mems_lever = inactive.numatune && inactive.numatune_auto &&
+		                inactive.numatune_mode == LV_MEM_MODE_RESTRICTIVE;
 		d->admin_pins = inactive.nr_vcpupins > 0;
 		d->emulator_cfg = inactive.emulatorpin; /* taken over */
 		memset(&inactive.emulatorpin, 0, sizeof(inactive.emulatorpin));
@@ -130,6 +161,12 @@ lvh_dom_annotate(struct libvirt_host *lh, struct lvh_dom *d)
 }
 
 /* Re-read every running domain; on failure the old cache stays. */
+static bool
+lvh_dom_running(void *ctx, const char *name)
+{
+	return lvh_dom_find(ctx, name) != NULL;
+}
+
 static void
 lvh_relist(struct libvirt_host *lh, double now_s)
 {
@@ -158,6 +195,7 @@ lvh_relist(struct libvirt_host *lh, double now_s)
 		         list.nr_skipped, list.skipped_err);
 	lv_domain_list_free(&list);
 	lh->listed_s = now_s;
+	lv_mems_prune(lh->mems, lvh_dom_running, lh);
 }
 
 /* A domain started or changed its metadata: (re)read it. */
@@ -186,6 +224,7 @@ lvh_dom_drop(struct libvirt_host *lh, const char *name)
 {
 	struct lvh_dom *d = lvh_dom_find(lh, name);
 
+	lv_mems_forget(lh->mems, name);
 	if (d == NULL)
 		return;
 	lvh_dom_clear(d);
@@ -284,6 +323,32 @@ lvh_nodeset_mask(const struct libvirt_host *lh, const struct lv_idset *set)
 	return mask ? mask : NODEMASK_ALL;
 }
 
+/* A mask of OS node ids as the snapshot's node indexes. */
+static uint64_t
+lvh_idmask_nodes(const struct libvirt_host *lh, uint64_t ids)
+{
+	uint64_t mask = 0;
+
+	for (int n = 0; n < lh->nr_nodes && n < UTIL_MAX_NODES; n++)
+		if (lh->node_ids[n] >= 0 && lh->node_ids[n] < UTIL_MAX_NODES &&
+		    nodemask_test(ids, lh->node_ids[n]))
+			mask |= nodemask_of(n);
+	return mask;
+}
+
+/* Node indexes as a mask of OS node ids. */
+static uint64_t
+lvh_nodes_idmask(const struct libvirt_host *lh, uint64_t nodes)
+{
+	uint64_t ids = 0;
+
+	for (int n = 0; n < lh->nr_nodes && n < UTIL_MAX_NODES; n++)
+		if (nodemask_test(nodes, n) && lh->node_ids[n] >= 0 &&
+		    lh->node_ids[n] < UTIL_MAX_NODES)
+			ids |= nodemask_of(lh->node_ids[n]);
+	return ids;
+}
+
 /* Cells whose per-cell residency a VM keeps when the domain XML names the same cells. */
 #define LVH_CELLS_KEPT 16
 
@@ -344,13 +409,21 @@ lvh_vm_annotate(struct libvirt_host *lh, struct snap_vm *vm, const struct lvh_do
 	if (d->admin_pins &&
 	    !(d->policy_set && d->policy_ok && d->policy.mode == VM_POLICY_MODE_AUTO))
 		vm->policy.mode = VM_POLICY_MODE_MANUAL;
-	if (d->dom.numatune && !d->dom.numatune_auto && d->dom.numatune_mode == LV_MEM_MODE_STRICT)
+	if (d->dom.numatune && !d->dom.numatune_auto && !d->mems_lever &&
+	    (d->dom.numatune_mode == LV_MEM_MODE_STRICT ||
+	     d->dom.numatune_mode == LV_MEM_MODE_RESTRICTIVE))
 		vm->host_nodes = lvh_nodeset_mask(lh, &d->dom.numatune_nodes);
+	else if (d->auto_strict_ids != 0)
+		vm->host_nodes = lvh_idmask_nodes(lh, d->auto_strict_ids);
 	if (d->dom.memory_mib > 0)
 		vm->mem_mib =
 		    d->dom.current_memory_mib ? d->dom.current_memory_mib : d->dom.memory_mib;
 	lvh_vm_cells(vm, &d->dom);
 	rec->id = vm->id;
+	rec->mems_lever = d->mems_lever;
+	rec->mem_mib = vm->mem_mib;
+	for (int n = 0; n < lh->nr_nodes && n < UTIL_MAX_NODES && vm->resident_mib != NULL; n++)
+		rec->resident_mib[n] = vm->resident_mib[n];
 	snprintf(rec->name, sizeof(rec->name), "%s", vm->name);
 	rec->nr_vcpus = vm->nr_vcpus;
 	rec->vcpu_nodes = xcalloc((size_t)vm->nr_vcpus + 1, sizeof(uint64_t));
@@ -442,6 +515,33 @@ lvh_pin(struct host *h, int vm_id, int vcpu, uint64_t nodes)
 }
 
 /*
+ * A domain whose live memory nodes vnumad widened: narrowed to its vCPUs' nodes once little
+ * enough of its memory is left outside them (LVH_NARROW_MIB), so that what the guest
+ * allocates later lands there.  Not while its vCPUs may run anywhere (vnumad confines it
+ * nowhere, or has put its pins back).
+ */
+static void
+lvh_mems_settle(struct libvirt_host *lh, const struct lvh_vm *vm)
+{
+	uint64_t all = nodemask_all_of(lh->nr_nodes), target = 0, off = 0, max;
+
+	if (!vm->mems_lever || !lv_mems_changed(lh->mems, vm->name))
+		return;
+	for (int v = 0; v < vm->nr_vcpus; v++)
+		target |= vm->vcpu_nodes[v];
+	target &= all;
+	if (target == 0 || target == all)
+		return;
+	for (int n = 0; n < lh->nr_nodes && n < UTIL_MAX_NODES; n++)
+		off += nodemask_test(target, n) ? 0 : vm->resident_mib[n];
+	max = vm->mem_mib * LVH_NARROW_PERMILLE / 1000;
+	if (off > (max > LVH_NARROW_MIB ? max : LVH_NARROW_MIB))
+		return;
+	lv_mems_narrow(lh->mems, lh->conn, vm->name, lvh_nodes_idmask(lh, target), lh->last_error,
+	               sizeof(lh->last_error));
+}
+
+/*
  * Emulator threads follow their vCPUs: the union of the nodes they may run on.  When that is
  * every node (vnumad confines the VM nowhere, or has put its vCPUs' affinity back on exit),
  * they go where the domain's own configuration puts them (<emulatorpin>), if it does.
@@ -458,6 +558,7 @@ lvh_commit(struct host *h)
 		uint64_t nodes = 0;
 		int nr, *cpus;
 
+		lvh_mems_settle(lh, vm);
 		if (!vm->repinned)
 			continue;
 		vm->repinned = false;
@@ -541,9 +642,19 @@ static int
 lvh_move(struct host *h, int vm_id, uint64_t start_mib, uint64_t len_mib, int from_node,
          int to_node, uint64_t mib)
 {
-	struct host *in = lvh_of(h)->inner;
+	struct libvirt_host *lh = lvh_of(h);
+	struct lvh_vm *vm = lvh_vm_find(lh, vm_id);
+	int ret;
 
-	return in->ops->move_memory(in, vm_id, start_mib, len_mib, from_node, to_node, mib);
+	/* a node outside the live set: move_pages(2) could not put a page there */
+	if (vm != NULL && vm->mems_lever && to_node >= 0 && to_node < lh->nr_nodes) {
+		ret = lv_mems_allow(lh->mems, lh->conn, vm->name, lh->node_ids[to_node],
+		                    lh->last_error, sizeof(lh->last_error));
+		if (ret < 0)
+			return ret == -ENOENT ? -ESRCH : ret;
+	}
+	return lh->inner->ops->move_memory(lh->inner, vm_id, start_mib, len_mib, from_node, to_node,
+	                                   mib);
 }
 
 static int
@@ -579,6 +690,15 @@ lvh_describe(struct host *h)
 	                 lv_conn_uri(lh->conn),
 	                 lv_conn_is_up(lh->conn) ? "connected" : "reconnecting", lh->nr_doms);
 
+	struct lv_mems_stats ms;
+
+	lv_mems_stats_get(lh->mems, &ms);
+	if (ms.widened + ms.refused > 0 && n > 0 && (size_t)n < sizeof(lh->describe))
+		n += snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
+		              "; live memory nodes: widened %llu, narrowed %llu, refused %llu, put "
+		              "back %llu",
+		              (unsigned long long)ms.widened, (unsigned long long)ms.narrowed,
+		              (unsigned long long)ms.refused, (unsigned long long)ms.put_back);
 	if (lh->last_error[0] != '\0' && n > 0 && (size_t)n < sizeof(lh->describe))
 		n += snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n,
 		              " (last error: %.200s)", lh->last_error);
@@ -586,6 +706,15 @@ lvh_describe(struct host *h)
 		snprintf(lh->describe + n, sizeof(lh->describe) - (size_t)n, "; %s",
 		         in->ops->describe(in));
 	return lh->describe;
+}
+
+/* The daemon puts back what it changed: each domain's memory nodes as vnumad found them. */
+static void
+lvh_put_back(struct host *h)
+{
+	struct libvirt_host *lh = lvh_of(h);
+
+	lv_mems_put_back(lh->mems, lh->conn, lh->last_error, sizeof(lh->last_error));
 }
 
 static void
@@ -600,6 +729,7 @@ lvh_close(struct host *h)
 	free(lh->doms);
 	lvh_vms_clear(lh);
 	lvh_nodes_clear(lh);
+	lv_mems_free(lh->mems);
 	if (lh->conn != NULL)
 		lv_conn_close(lh->conn);
 	if (lh->inner != NULL)
@@ -657,6 +787,7 @@ static const struct host_ops libvirt_host_ops = {
     .move_memory = lvh_move,
     .set_sampling = lvh_sampling,
     .commit = lvh_commit,
+    .put_back = lvh_put_back,
     .sampling_source = lvh_sampling_source,
     .policy_persist = lvh_persist,
     .policy_fetch = lvh_fetch,
@@ -678,6 +809,7 @@ host_libvirt_open(const char *uri, struct host *inner, struct host **out, char *
 	*out = NULL;
 	lh->base.ops = &libvirt_host_ops;
 	lh->inner = inner;
+	lh->mems = lv_mems_new();
 	ret = lv_conn_open(uri, &lh->conn, err, errlen);
 	if (ret < 0) {
 		lvh_close(&lh->base);

@@ -19,6 +19,7 @@
 
 #include "host/libvirt/lv_conn.h"
 #include "host/libvirt/lv_event.h"
+#include "policy/idlist.h"
 #include "policy/util.h"
 #include "policy/vm_policy.h"
 
@@ -480,6 +481,72 @@ out:
 	if (dom != NULL)
 		virDomainFree(dom);
 	free(map);
+	return ret;
+}
+
+int
+lv_conn_mem_nodes_get(struct lv_conn *conn, const char *name, uint64_t *node_ids, char *err,
+                      size_t errlen)
+{
+	virDomainPtr dom = NULL;
+	virTypedParameterPtr params = NULL;
+	int nparams = 0, ret;
+	char what[LV_ERR_LEN];
+	const char *set = NULL;
+
+	*node_ids = 0;
+	if ((ret = conn_lookup(conn, name, &dom, err, errlen)) < 0)
+		return ret;
+	/* the first call counts the parameters, the second fills them */
+	if (virDomainGetNumaParameters(dom, NULL, &nparams, VIR_DOMAIN_AFFECT_LIVE) < 0 ||
+	    nparams <= 0)
+		goto fail;
+	params = xcalloc((size_t)nparams, sizeof(*params));
+	if (virDomainGetNumaParameters(dom, params, &nparams, VIR_DOMAIN_AFFECT_LIVE) < 0)
+		goto fail;
+	if (virTypedParamsGetString(params, nparams, VIR_DOMAIN_NUMA_NODESET, &set) < 0)
+		goto fail;
+	ret = set == NULL || set[0] == '\0'
+	          ? 0
+	          : nodemask_parse(set, IDLIST_LIBVIRT, node_ids, err, errlen);
+	goto out;
+fail:
+	snprintf(what, sizeof(what), "cannot read the memory nodes of %s", name);
+	ret = conn_error(conn, err, errlen, what);
+out:
+	if (params != NULL)
+		virTypedParamsFree(params, nparams);
+	virDomainFree(dom);
+	return ret;
+}
+
+int
+lv_conn_mem_nodes_set(struct lv_conn *conn, const char *name, uint64_t node_ids, char *err,
+                      size_t errlen)
+{
+	virDomainPtr dom = NULL;
+	virTypedParameterPtr params = NULL;
+	int nparams = 0, maxparams = 0, ret;
+	char what[LV_ERR_LEN], set[NODEMASK_STR_MAX];
+
+	if (node_ids == 0) {
+		util_errf(err, errlen, "no memory nodes for %s", name);
+		return -EINVAL;
+	}
+	if ((ret = conn_lookup(conn, name, &dom, err, errlen)) < 0)
+		return ret;
+	nodemask_format(node_ids, set, sizeof(set));
+	if (virTypedParamsAddString(&params, &nparams, &maxparams, VIR_DOMAIN_NUMA_NODESET, set) <
+	        0 ||
+	    virDomainSetNumaParameters(dom, params, nparams, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+		snprintf(what, sizeof(what), "cannot set the memory nodes of %s to %s", name, set);
+		ret = conn_error(conn, err, errlen, what);
+		/* OPERATION_INVALID on a domain that runs: refused for its numatune mode */
+		if (ret == -ESRCH && virDomainIsActive(dom) == 1)
+			ret = -EPERM;
+	}
+	virTypedParamsFree(params, nparams);
+	virDomainFree(dom);
 	return ret;
 }
 

@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "host/libvirt/lv_domain.h"
 
@@ -110,6 +111,23 @@ int lv_conn_pin_vcpu(struct lv_conn *conn, const char *name, int vcpu, const int
                      char *err, size_t errlen);
 int lv_conn_pin_emulator(struct lv_conn *conn, const char *name, const int *cpus, int nr, char *err,
                          size_t errlen);
+
+/*
+ * The nodes a running domain's memory may be on, as libvirt's live numatune holds them
+ * (virDomainGetNumaParameters, VIR_DOMAIN_NUMA_NODESET with VIR_DOMAIN_AFFECT_LIVE): a mask
+ * of host node ids (bit n: node n, ids below 64), 0 when libvirt names none.
+ */
+int lv_conn_mem_nodes_get(struct lv_conn *conn, const char *name, uint64_t *node_ids, char *err,
+                          size_t errlen);
+/*
+ * Change it (virDomainSetNumaParameters, AFFECT_LIVE only: the persistent definition keeps
+ * what the admin wrote).  libvirt 9.0 takes it only for a domain whose mode is restrictive
+ * (docs/linux-host.md, "Live memory binding"), and writes cpuset.mems of each of the domain's
+ * cgroups; the kernel then migrates, unpaced, every page on a node the set leaves out.
+ * -EPERM when libvirt refuses it for this domain (its mode), besides the errors above.
+ */
+int lv_conn_mem_nodes_set(struct lv_conn *conn, const char *name, uint64_t node_ids, char *err,
+                          size_t errlen);
 
 /*
  * Write vnumad's policy element into the domain's <metadata> (virDomainSetMetadata, type

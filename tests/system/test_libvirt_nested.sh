@@ -18,11 +18,21 @@
 #   4. `vnumactl policy B --nodes 1 --rate 2MiB/s` starts a slow move of B's RAM; `virsh
 #      destroy B` while it is pending is routine: B leaves vnumactl list, vnumad keeps running
 #      (status answers, rounds advance), no error event;
+#   4b. placement at start and live memory binding (issue 16, levers 2 and 1): a third domain
+#      C with <numatune><memory mode='restrictive' placement='auto'/> starts after vnumad,
+#      its emulator threads on the node vnumad does not advise: libvirt asks "numad"
+#      (vnumad's shim, bind-mounted over /usr/bin/numad) and binds C to vnumad's advice, node
+#      P; >= 90 % of C's RAM is on P from its first touch, none of it moved by vnumad.
+#      `vnumactl policy C --nodes Q` (the other node) then moves it: vnumad widens C's live
+#      nodeset to 0-1 (virsh numatune --live), moves its pages to Q with its own paced
+#      migrator (all but at most the 16 MiB the narrowing leaves the kernel) and narrows
+#      the set to Q; the pages the kernel moved are reported;
 # then with kernel.numa_balancing=1 (the kernel's scanner may make A's idle RAM PROT_NONE for
 # hinting faults, which move_pages(2) then reads as absent on 6.1):
 #   5. vnumad samples A with fault statistics, and `vnumactl policy A --nodes 1` moves A's
 #      vCPUs and >= 90 % of its RAM to node 1 again;
-#   6. SIGTERM stops vnumad with status 0; nothing on its stderr but its start and stop lines
+#   6. SIGTERM stops vnumad with status 0; C's live nodeset is back to P, as vnumad found
+#      it; nothing on its stderr but its start and stop lines
 #      (and the count of vCPU affinities it restored); A's vCPUs are back on every CPU, as
 #      libvirt first put them, in virsh vcpupin and in the threads' own affinity, and its
 #      emulator threads where its <emulatorpin> put them (node 0's CPUs).
@@ -50,6 +60,8 @@ DOM_MEM_MIB=64
 DOM_VCPUS=${VNUMAD_TEST_VCPUS:-2}
 # The rate of B's last move: slow enough (64 MiB at 2 MiB/s: 32 s) to destroy B during it.
 SLOW_RATE=2MiB/s
+# C's guest RAM, MiB (a third domain: lever 1 and 2).
+DOM_C_MEM_MIB=64
 # Memory of the emulated host, MiB: two nodes of 1.5 GiB (libvirtd, two QEMUs with their
 # TCG code buffers, and the page cache of the host's files read over 9p).
 HOST_MEM_MIB=3072
@@ -107,6 +119,112 @@ define_xml() {
 		CMDLINE='' CONSOLE='' EMULATOR="$(command -v qemu-system-x86_64)" >"$OUT/$1.xml" ||
 		lvt_fail "cannot write $1's XML"
 	out=$(lvt_virsh define "$OUT/$1.xml" 2>&1) || lvt_fail "virsh define $1: $out"
+}
+
+# define_c_xml NAME NODE: domain C (step 4b): restrictive placement='auto', its emulator
+# threads (which allocate its RAM at start) on NODE's CPUs.
+define_c_xml() {
+	tuning="  <memoryBacking><allocation mode='immediate'/></memoryBacking>
+  <cputune><emulatorpin cpuset='$(lvt_node_cpus "$2")'/></cputune>
+  <numatune><memory mode='restrictive' placement='auto'/></numatune>"
+	lvt_domain_xml NAME="$1" MEM_MIB=$DOM_C_MEM_MIB VCPUS=1 METADATA="$(lvt_policy "mode='auto'")" \
+		TUNING="$tuning" KERNEL="$BOOT/halt.bin" INITRD='' CMDLINE='' CONSOLE='' \
+		EMULATOR="$(command -v qemu-system-x86_64)" >"$OUT/$1.xml" ||
+		lvt_fail "cannot write $1's XML"
+	out=$(lvt_virsh define "$OUT/$1.xml" 2>&1) || lvt_fail "virsh define $1: $out"
+}
+
+# The live nodeset libvirt holds for NAME's memory (virsh numatune).
+live_nodeset() {
+	lvt_virsh numatune "$1" --live | awk '$1 == "numa_nodeset" { print $3 }'
+}
+
+# nodeset_is NAME NODES: the live nodeset of NAME is NODES.
+nodeset_is() {
+	n=$(live_nodeset "$1")
+	[ "$n" = "$2" ] || {
+		echo "virsh numatune $1 --live: nodeset '$n' (want $2)"
+		return 1
+	}
+}
+
+pgmigrated() {
+	awk '$1 == "pgmigrate_success" { print $2 }' /proc/vmstat
+}
+
+# The node the shim last answered libvirt (numad.log, written by the wrapper of guest_main).
+shim_answer() {
+	sed -n 's/^numad -w [0-9:]*: //p' "$OUT/numad.log" 2>/dev/null | tail -n 1
+}
+
+# C settled where vnumad put it: one home node, nothing pending, the RAM there.
+c_settled() {
+	v=$(jctl vminfo "$C")
+	h=$(printf '%s' "$v" | jq -r '.home')
+	case $h in 0 | 1) ;; *) echo "vminfo $C: home '$h'" && return 1 ;; esac
+	printf '%s' "$v" | jq -e '.state == "settled" and .pending_mib == 0' >/dev/null &&
+		ram_on "$C" "$h" || {
+		echo "vminfo $C: $(printf '%s' "$v" | jq -c '{home, state, pending_mib, resident_mib}')"
+		return 1
+	}
+}
+
+# Step 4b: C starts where vnumad advised; a policy change moves it through the live nodeset.
+guest_placed_start() {
+	t=$(lvt_uptime)
+	# The advice for C's shape now; C's emulator threads go to the other node, so that RAM
+	# found on the advised node is there by libvirt's binding, not by where QEMU ran.  vnumad
+	# is paused meanwhile: the shim's question is answered, and nothing moves C before its RAM
+	# is looked at.
+	advice=$(ctl place --vcpus 1 --memory ${DOM_C_MEM_MIB}M | sed -n 's/^nodes: *//p')
+	case $advice in 0 | 1) ;; *) lvt_fail "vnumactl place for C: nodes '$advice' (want one node)" ;; esac
+	define_c_xml "$C" $((1 - advice))
+	out=$(ctl pause 2>&1) || lvt_fail "vnumactl pause: $out"
+	m0=$(pgmigrated)
+	out=$(lvt_virsh start "$C" 2>&1) || lvt_fail "virsh start $C: $out"
+	pid=$(lvt_qemu_pid "$C")
+	ram0=$(lvt_ram_nodes "$pid")
+	kmoved=$(($(pgmigrated) - m0))
+	P=$(shim_answer)
+	case $P in 0 | 1) ;; *) lvt_fail "vnumad's shim answered libvirt '$P' for $C, not one node \
+(numad.log: $(tr '\n' '|' <"$OUT/numad.log"))" ;; esac
+	nodeset_is "$C" "$P" >/dev/null ||
+		lvt_fail "$C started with live nodeset '$(live_nodeset "$C")', not the shim's answer $P"
+	pct=$(lvt_ram_pct "$pid" "$P")
+	[ "${pct:-0}" -ge 90 ] || lvt_fail "$C's RAM at start: $ram0 (want >= 90 % on node $P, \
+where libvirt bound it on vnumad's advice; its emulator threads ran on node $((1 - advice)))"
+	T_C=$(lvt_since "$t")
+	lvt_ok "$C started on vnumad's advice (node $P; asked before the start: $advice; emulator on \
+node $((1 - advice))) in $T_C s: RAM from its first touch $ram0, pages migrated meanwhile $kmoved"
+	out=$(ctl resume 2>&1) || lvt_fail "vnumactl resume: $out"
+	lvt_wait_for $MOVE_WAIT_S "$C settled" c_settled
+	H=$(jctl vminfo "$C" | jq -r .home)
+	Q=$((1 - H))
+	if [ "$H" = "$P" ]; then
+		lvt_ok "$C settled on its advised node $P without a move"
+	else
+		# the engine's home for C is not what place advised: a wasted move, reported
+		lvt_say "NOTE: vnumad re-homed $C from its advised node $P to $H after the start \
+(place and the engine's home disagree); pages: $(jctl vminfo "$C" | jq .counters.pages_migrated)"
+	fi
+	t=$(lvt_uptime)
+	m0=$(pgmigrated)
+	p0=$(jctl vminfo "$C" | jq .counters.pages_migrated)
+	out=$(ctl policy "$C" --nodes "$Q" 2>&1) || lvt_fail "vnumactl policy $C --nodes $Q: $out"
+	lvt_wait_for $MOVE_WAIT_S ">= 90 % of $C's RAM on node $Q" ram_on "$C" "$Q"
+	lvt_wait_for 30 "$C's live nodeset narrowed to $Q" nodeset_is "$C" "$Q"
+	T_C0=$(lvt_since "$t")
+	mine=$(($(jctl vminfo "$C" | jq .counters.pages_migrated) - p0))
+	all=$(($(pgmigrated) - m0))
+	# the narrowing leaves the kernel at most LVH_NARROW_MIB (16 MiB) to move, unpaced
+	[ "$mine" -ge $(((DOM_C_MEM_MIB - 16) * 256)) ] || lvt_fail "vnumad moved $mine of \
+$C's $((DOM_C_MEM_MIB * 256)) pages (want all but the 16 MiB the narrowing may leave the kernel)"
+	lvt_check "$(jctl status)" '.host | test("live memory nodes: widened [1-9][0-9]*, narrowed [1-9]")' \
+		"status: the widening and the narrowing counted"
+	lvt_ok "vnumactl policy $C --nodes $Q: RAM on node $Q after $T_C0 s ($(lvt_ram_nodes \
+"$(lvt_qemu_pid "$C")")), live nodeset $H -> 0-1 -> $Q; pages moved: $mine by vnumad, \
+$((all - mine)) by the kernel (pgmigrate_success $all); $(jctl status | jq -r .host |
+		grep -o 'live memory nodes: [^;]*')"
 }
 
 # start_all NAME...: start the domains at once (each takes about 16 s under nested TCG).
@@ -435,6 +553,10 @@ guest_stop() {
 	grep -q "^vnumad: move: $A: " "$OUT/vnumad.err" || lvt_fail "vnumad's log has no move of $A"
 	lvt_ok "SIGTERM: vnumad exited 0; its stderr: $(tr '\n' '|' <"$OUT/vnumad.err")"
 	restored_check
+	nodeset_is "$C" "$P" >/dev/null ||
+		lvt_fail "after SIGTERM: $C's live nodeset is '$(live_nodeset "$C")', not $P as vnumad found it"
+	sleep 2 # the kernel's move back
+	lvt_ok "SIGTERM: $C's live nodeset back to $P (RAM now $(lvt_ram_nodes "$(lvt_qemu_pid "$C")"))"
 }
 
 # After SIGTERM A's vCPUs are back where libvirt first put them (every CPU: the domains have
@@ -470,7 +592,7 @@ guest_evidence() {
 			echo "--- vnumactl $c ---"
 			ctl --json $c 2>&1
 		done
-		for n in $A $BB; do
+		for n in $A $BB $C; do
 			for c in vminfo explain stats; do
 				echo "--- vnumactl $c $n ---"
 				ctl --json $c "$n" 2>&1
@@ -501,7 +623,7 @@ guest_cleanup() {
 	[ $rc -ne 0 ] && [ -n "$VPID" ] && guest_evidence end
 	[ -n "$VPID" ] && kill -9 "$VPID" 2>/dev/null
 	cp /var/log/libvirt/qemu/*.log "$OUT/" 2>/dev/null
-	for dom in $A $BB; do
+	for dom in $A $BB $C; do
 		lvt_virsh destroy "$dom" >/dev/null 2>&1
 		lvt_virsh undefine "$dom" >/dev/null 2>&1
 	done
@@ -518,12 +640,30 @@ guest_main() {
 	CTL=$VNUMAD_BINDIR/agent/vnumactl
 	A=vnumad-test-a
 	BB=vnumad-test-b
+	C=vnumad-test-c
+	T_C=- T_C0=- P=
 	VPID='' LATE_FAIL='' T_A1B=-
 	trap guest_cleanup EXIT
 	lvt_t0_set
 	guest_mounts
 	guest_libvirt_trim
 	mkdir -p "$RUN" "$BOOT"
+	# libvirtd asks /usr/bin/numad for placement='auto' domains: vnumad's shim answers (C)
+	# (through a wrapper that logs each question and answer, and what vnumactl said, in
+	# OUT/numad.log)
+	[ -e /usr/bin/numad ] || lvt_fail "no /usr/bin/numad to put vnumad's shim over (numad)"
+	cat >"$RUN/numad" <<EOF
+#!/bin/sh
+answer=\$("$VNUMAD_SRCDIR/packaging/vnumad-numad-shim" "\$@")
+{
+	echo "numad \$*: \$answer"
+	"$CTL" -c "$SOCK" place --vcpus "\${2%%:*}" --memory "\${2#*:}M" 2>&1 | sed 's/^/  /'
+} >>"$OUT/numad.log" 2>&1
+echo "\$answer"
+EOF
+	chmod 755 "$RUN/numad" && mount --bind "$RUN/numad" /usr/bin/numad ||
+		lvt_fail "cannot put vnumad's shim over /usr/bin/numad"
+	export VNUMACTL="$CTL" VNUMAD_SOCKET="$SOCK"
 	caps_seed
 	lvt_libvirtd_start || lvt_fail "libvirtd did not come up"
 	T_LIBVIRTD=$(lvt_since)
@@ -545,10 +685,12 @@ $BB $(lvt_ram_nodes "$(lvt_qemu_pid "$BB")")"
 	guest_first_placement
 	guest_policy_change
 	guest_destroy_mid_move
+	guest_placed_start
 	guest_balancing_move
 	guest_stop
 	echo "time: libvirtd up at $T_LIBVIRTD s, domains started in $T_DOMS s, A's RAM to node 1 \
-in $T_A1 s, back to node 0 in $T_A0 s, to node 1 with NUMA balancing in $T_A1B s, guest part \
+in $T_A1 s, back to node 0 in $T_A0 s, C started placed in $T_C s and moved in $T_C0 s, A to \
+node 1 with NUMA balancing in $T_A1B s, guest part \
 $(lvt_since) s"
 	[ -z "$LATE_FAIL" ] || lvt_fail "earlier:$LATE_FAIL"
 	echo "nested libvirt checks passed"

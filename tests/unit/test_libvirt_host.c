@@ -15,7 +15,9 @@
  *   libvirt's own view of the pins is right afterwards;
  * - a halted vCPU pinned away from the CPU it last ran on counts as on the node it is pinned
  *   to (where it runs next), so vnumad does not pin it there again and again;
- * - vCPU numbers with a gap (a vCPU unplugged): a pin reaches libvirt's vCPU of that number.
+ * - vCPU numbers with a gap (a vCPU unplugged): a pin reaches libvirt's vCPU of that number;
+ * - live memory binding: a restrictive placement='auto' numatune widened before a move and
+ *   put back; an admin's restrictive nodeset kept as the nodes the VM may use.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +34,7 @@
 
 #include <json-c/json.h>
 #include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
 
 #include "agent/daemon.h"
 #include "agent/handlers.h"
@@ -634,6 +637,100 @@ test_metadata_nodes_outside_host(void **state)
 	tree_remove(&t);
 }
 
+/*
+ * "test"'s persistent definition with numatune (restrictive placement='auto', or a nodeset
+ * the admin wrote) put in before its </os>, through c; NULL: the original XML back.
+ */
+static void
+libvirt_test_numatune(virConnectPtr c, const char *numatune, char **orig)
+{
+	virDomainPtr dom = virDomainLookupByName(c, "test"), redef;
+	char *xml, *at, *with;
+
+	assert_non_null(dom);
+	if (numatune == NULL) {
+		assert_non_null(redef = virDomainDefineXML(c, *orig));
+		virDomainFree(redef);
+		free(*orig);
+		virDomainFree(dom);
+		return;
+	}
+	if (*orig == NULL)
+		assert_non_null(*orig = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_INACTIVE));
+	assert_non_null(xml = strdup(*orig)); /* each time from the original */
+	assert_non_null(at = strstr(xml, "</os>"));
+	at += strlen("</os>");
+	assert_true(asprintf(&with, "%.*s%s%s", (int)(at - xml), xml, numatune, at) > 0);
+	redef = virDomainDefineXML(c, with);
+	if (redef == NULL)
+		fail_msg("define: %s", virGetLastErrorMessage());
+	virDomainFree(redef);
+	free(with);
+	free(xml);
+	virDomainFree(dom);
+}
+
+/*
+ * A domain whose persistent numatune is restrictive with placement='auto' started where it
+ * was advised and stays vnumad's to move: its live nodes bound nothing (host_nodes all), a
+ * move to a node outside them widens them first (libvirt's own view, on a second
+ * connection), status counts it, and put_back gives the first set back.  One whose admin
+ * wrote the nodeset is kept inside it.
+ */
+static void
+test_live_memory_nodes(void **state)
+{
+	virConnectPtr c = virConnectOpen("test:///default");
+	struct lv_conn *other;
+	struct tree t;
+	struct host *h;
+	struct snapshot *snap;
+	const struct snap_vm *vm;
+	char err[512], *orig = NULL;
+	uint64_t ids = 0;
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(lv_conn_open("test:///default", &other, err, sizeof(err)), 0);
+	tree_make(&t, "test");
+	libvirt_test_numatune(
+	    c, "<numatune><memory mode='restrictive' placement='auto'/></numatune>", &orig);
+	/* libvirt bound it to node 0 on numad's advice */
+	assert_int_equal(lv_conn_mem_nodes_set(other, "test", 1u << 0, err, sizeof(err)), 0);
+	h = host_open("test:///default", t.root);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_non_null(vm = vm_named(snap, "test"));
+	assert_true(vm->host_nodes == NODEMASK_ALL);
+	/* the move itself fails on the read-only tree; the widening came first */
+	assert_int_equal(h->ops->move_memory(h, vm->id, 0, 0, 0, 1, 64), -EROFS);
+	assert_int_equal(lv_conn_mem_nodes_get(other, "test", &ids, err, sizeof(err)), 0);
+	assert_true(ids == ((1u << 0) | (1u << 1)));
+	assert_non_null(strstr(h->ops->describe(h), "live memory nodes: widened 1, narrowed 0"));
+	/* a move to a node it holds changes nothing */
+	assert_int_equal(h->ops->move_memory(h, vm->id, 0, 0, 1, 0, 64), -EROFS);
+	assert_non_null(strstr(h->ops->describe(h), "widened 1,"));
+	h->ops->put_back(h);
+	assert_int_equal(lv_conn_mem_nodes_get(other, "test", &ids, err, sizeof(err)), 0);
+	assert_true(ids == 1u << 0);
+	assert_non_null(strstr(h->ops->describe(h), "put back 1"));
+	snapshot_free(snap);
+	h->ops->close(h);
+
+	/* the admin's own restrictive nodeset: kept inside what libvirt enforces live */
+	libvirt_test_numatune(c, "<numatune><memory mode='restrictive' nodeset='0'/></numatune>",
+	                      &orig);
+	h = host_open("test:///default", t.root);
+	assert_int_equal(h->ops->snapshot(h, &snap), 0);
+	assert_non_null(vm = vm_named(snap, "test"));
+	assert_true(vm->host_nodes == 1u << 0);
+	snapshot_free(snap);
+	h->ops->close(h);
+	libvirt_test_numatune(c, NULL, &orig);
+	lv_conn_close(other);
+	virConnectClose(c);
+	tree_remove(&t);
+}
+
 static void
 test_open_fails(void **state)
 {
@@ -663,6 +760,7 @@ main(void)
 	    cmocka_unit_test(test_vcpu_numbers_with_gap),
 	    cmocka_unit_test(test_open_fails),
 	    cmocka_unit_test(test_metadata_nodes_outside_host),
+	    cmocka_unit_test(test_live_memory_nodes),
 	};
 	/* clang-format on */
 
