@@ -84,6 +84,24 @@ cmd_status_scan_render(struct util_buf *buf, struct json_object *data)
 	cmd_status_scan_values(buf, data, "scan_tunables.current");
 }
 
+/* One line per lever of the capability probe: name, state, reason (a daemon without: none). */
+static void
+cmd_status_levers_render(struct util_buf *buf, struct json_object *data)
+{
+	struct json_object *levers = cmd_json_array(data, "levers");
+	size_t nr = levers != NULL ? json_object_array_length(levers) : 0;
+
+	if (nr == 0)
+		return;
+	util_buf_printf(buf, "levers:\n");
+	for (size_t i = 0; i < nr; i++) {
+		struct json_object *l = json_object_array_get_idx(levers, i);
+
+		util_buf_printf(buf, "  %-14s %-8s %s\n", cmd_json_string(l, "name", "?"),
+		                cmd_json_string(l, "state", "?"), cmd_json_string(l, "reason", ""));
+	}
+}
+
 void
 cmd_status_render(struct util_buf *buf, struct json_object *data)
 {
@@ -91,6 +109,7 @@ cmd_status_render(struct util_buf *buf, struct json_object *data)
 	if (cmd_json_get(data, "observe_opens_per_round") != NULL)
 		cmd_fields_render(buf, cmd_observe_fields, CMD_NR(cmd_observe_fields), data, 0);
 	cmd_status_scan_render(buf, data);
+	cmd_status_levers_render(buf, data);
 }
 
 int

@@ -149,6 +149,29 @@ handlers_observe_budget(struct json_object *o, const struct host_observe_cost *o
 	                       json_object_new_int64((int64_t)oc->walks_skipped_total));
 }
 
+/*
+ * Each lever as the host's capability probe found it (docs/protocol.md "levers"): after the
+ * scan tunables line, whose read probed them afresh, so the two agree.
+ */
+static json_object *
+handlers_levers(struct daemon *d)
+{
+	struct host_lever levers[HOST_LEVER_NR];
+	json_object *arr = json_object_new_array();
+
+	host_levers_get(d->host, d->snap != NULL ? d->snap->caps : 0, levers);
+	for (int i = 0; i < HOST_LEVER_NR; i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(host_cap_name(i)));
+		json_object_object_add(
+		    o, "state", json_object_new_string(host_lever_state_name(levers[i].state)));
+		json_object_object_add(o, "reason", json_object_new_string(levers[i].reason));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 static enum proto_status
 h_status(HANDLER_ARGS)
 {
@@ -201,6 +224,7 @@ h_status(HANDLER_ARGS)
 	json_object_object_add(o, "sampling", smp);
 	json_object_object_add(o, "clients", json_object_new_int(cs.clients));
 	json_object_object_add(o, "scan_tunables", scan_lever_status(d));
+	json_object_object_add(o, "levers", handlers_levers(d));
 	/* where the metrics go (the port the system chose for port 0); "" = off */
 	json_object_object_add(o, "metrics_listen",
 	                       json_object_new_string(metrics_export_address(d)));

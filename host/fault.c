@@ -23,6 +23,7 @@ struct fault_host {
 	struct host_fault_stats st;
 	char drop[SNAP_VM_NAME_MAX]; /* host_fault_drop_vm: "" when none */
 	char describe[512];
+	unsigned caps; /* of the inner host's last snapshot, for an inner without levers op */
 };
 
 static const struct host_ops fault_ops;
@@ -92,6 +93,7 @@ fault_snapshot(struct host *h, struct snapshot **out)
 	rc = fh->inner->ops->snapshot(fh->inner, &snap);
 	if (rc < 0)
 		return rc;
+	fh->caps = snap->caps;
 	for (int i = 0; fh->drop[0] != '\0' && i < snap->nr_vms; i++)
 		if (strcmp(snap->vms[i].name, fh->drop) == 0)
 			fault_snapshot_drop(snap, i--);
@@ -279,6 +281,15 @@ fault_scan_set(struct host *h, const struct scan_tunables *t)
 	return rc < 0 ? rc : fh->inner->ops->scan_tunables_set(fh->inner, t);
 }
 
+/* The inner host's probe, never failed here: it reports, it does not act. */
+static void
+fault_levers(struct host *h, struct host_lever *out)
+{
+	struct fault_host *fh = fault_of(h);
+
+	host_levers_get(fh->inner, fh->caps, out);
+}
+
 static const struct host_ops fault_ops = {
     .name = "fault",
     .close = fault_close,
@@ -301,6 +312,7 @@ static const struct host_ops fault_ops = {
     .watch_vm = fault_watch_vm,
     .scan_tunables_get = fault_scan_get,
     .scan_tunables_set = fault_scan_set,
+    .levers = fault_levers,
 };
 
 int

@@ -123,11 +123,28 @@ struct host_ops {
 	int (*scan_tunables_get)(struct host *h, struct scan_tunables *out, const char **why);
 	/* Write all four; 0 or -errno (-EOPNOTSUPP as above). */
 	int (*scan_tunables_set)(struct host *h, const struct scan_tunables *t);
+	/*
+	 * The capability probe (policy/model.h struct host_lever): each lever present, absent or
+	 * refused, with the reason, into out[HOST_LEVER_NR], as of the host's last probe, so that
+	 * present agrees with the caps of a snapshot taken now.  NULL op: host_levers_get derives
+	 * them from the snapshot's caps.
+	 */
+	void (*levers)(struct host *h, struct host_lever *out);
 };
 
 struct host {
 	const struct host_ops *ops;
 };
+
+/* h's levers into out[HOST_LEVER_NR]: its levers op, or what caps (of its snapshot) say. */
+static inline void
+host_levers_get(struct host *h, unsigned caps, struct host_lever *out)
+{
+	if (h->ops->levers != NULL)
+		h->ops->levers(h, out);
+	else
+		host_levers_from_caps(caps, out);
+}
 
 /*
  * The simulated host: scenario is a JSON file path, or NULL/"default" for the built-in one;

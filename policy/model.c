@@ -34,6 +34,32 @@ host_caps_format(unsigned caps, char *buf, size_t len)
 	return buf;
 }
 
+_Static_assert(HOST_CAPS_ALL_LEVERS == (1u << HOST_LEVER_NR) - 1,
+               "the levers are the capability bits 0..HOST_LEVER_NR-1");
+
+const char *
+host_lever_state_name(enum host_lever_state state)
+{
+	switch (state) {
+	case HOST_LEVER_PRESENT:
+		return "present";
+	case HOST_LEVER_ABSENT:
+		return "absent";
+	case HOST_LEVER_REFUSED:
+		return "refused";
+	}
+	return "?";
+}
+
+void
+host_levers_from_caps(unsigned caps, struct host_lever *out)
+{
+	for (int i = 0; i < HOST_LEVER_NR; i++) {
+		out[i].state = (caps & (1u << i)) ? HOST_LEVER_PRESENT : HOST_LEVER_ABSENT;
+		snprintf(out[i].reason, sizeof(out[i].reason), "not probed");
+	}
+}
+
 struct snapshot *
 snapshot_new(int nr_nodes, int nr_cpus, int nr_vms, const int *vm_vcpus)
 {

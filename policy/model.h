@@ -154,6 +154,40 @@ const char *host_cap_name(int i);
 /* caps as a comma-separated list of names ("" when none) into buf; returns buf. */
 char *host_caps_format(unsigned caps, char *buf, size_t len);
 
+/*
+ * The capability probe's word on each lever (issue 16: `vnumactl status`, host_ops.levers in
+ * host/host.h): levers are the capability bits 0..HOST_LEVER_NR-1 (HOST_CAPS_ALL_LEVERS), and
+ * an array of HOST_LEVER_NR of these is indexed by bit.  Here, beside the bits, so that every
+ * backend - the libvirt module too, which links only the policy library - shares one
+ * definition.  Lever parity: present exactly when the bit is in the snapshot's caps.
+ */
+#define HOST_LEVER_NR 6
+enum host_lever_state {
+	HOST_LEVER_PRESENT, /* the backend performs it */
+	HOST_LEVER_ABSENT,  /* the host, its kernel or the backend has no such lever */
+	HOST_LEVER_REFUSED, /* it is there, but this process may not use it */
+};
+/* Bytes of a lever's reason, one line in words. */
+#define HOST_LEVER_REASON_MAX 256
+struct host_lever {
+	enum host_lever_state state;
+	char reason[HOST_LEVER_REASON_MAX]; /* never empty */
+};
+
+/* The index of capability bit cap (one HOST_CAP_*): its place in an array of levers. */
+static inline int
+host_cap_index(unsigned cap)
+{
+	return __builtin_ctz(cap);
+}
+/* "present", "absent" or "refused". */
+const char *host_lever_state_name(enum host_lever_state state);
+/*
+ * What caps alone say of each lever, into out[HOST_LEVER_NR], for a backend without a probe
+ * of its own: present when the bit is set, else absent; the reason "not probed".
+ */
+void host_levers_from_caps(unsigned caps, struct host_lever *out);
+
 struct snapshot {
 	double now_s;  /* host clock at the time of the snapshot */
 	unsigned caps; /* HOST_CAP_*: what the host can do and sense (0 from snapshot_new) */

@@ -98,6 +98,7 @@ struct libvirt_host {
 	int *node_ids; /* per node index: OS node id */
 	int **cpus;    /* per node index: its CPUs */
 	int *nr_cpus;  /* per node index */
+	unsigned caps; /* of the inner host's last snapshot, for an inner without levers op */
 };
 
 static struct libvirt_host *
@@ -444,6 +445,7 @@ lvh_snapshot(struct host *h, struct snapshot **out)
 	*out = NULL;
 	if (ret < 0)
 		return ret;
+	lh->caps = snap->caps;
 	lvh_sync(lh, snap->now_s);
 	lvh_nodes_take(lh, snap);
 	lvh_vms_clear(lh);
@@ -776,6 +778,27 @@ lvh_scan_set(struct host *h, const struct scan_tunables *t)
 	return in->ops->scan_tunables_set != NULL ? in->ops->scan_tunables_set(in, t) : -EOPNOTSUPP;
 }
 
+/*
+ * The inner Linux host's levers (the same snapshot caps), with the pin said as it is done
+ * here: a domain's vCPUs through libvirt, other QEMU processes the Linux way.
+ */
+static void
+lvh_levers(struct host *h, struct host_lever *out)
+{
+	struct libvirt_host *lh = lvh_of(h);
+	struct host_lever *pin = &out[host_cap_index(HOST_CAP_PIN)];
+	char inner[HOST_LEVER_REASON_MAX];
+
+	host_levers_get(lh->inner, lh->caps, out);
+	if (pin->state != HOST_LEVER_PRESENT)
+		return;
+	snprintf(inner, sizeof(inner), "%s", pin->reason);
+	snprintf(pin->reason, sizeof(pin->reason),
+	         "domains' vCPUs through libvirt (virDomainPinVcpuFlags; %s); other QEMU "
+	         "processes: %.160s",
+	         lv_conn_is_up(lh->conn) ? "connected" : "reconnecting", inner);
+}
+
 static const struct host_ops libvirt_host_ops = {
     .name = "libvirt",
     .close = lvh_close,
@@ -798,6 +821,7 @@ static const struct host_ops libvirt_host_ops = {
     .watch_vm = lvh_watch,
     .scan_tunables_get = lvh_scan_get,
     .scan_tunables_set = lvh_scan_set,
+    .levers = lvh_levers,
 };
 
 int

@@ -980,6 +980,7 @@ static const struct host_ops linux_host_ops = {
     .watch_vm = lh_watch,
     .scan_tunables_get = linux_host_scan_get,
     .scan_tunables_set = linux_host_scan_set,
+    .levers = linux_host_levers,
 };
 
 int

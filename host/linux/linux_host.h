@@ -169,4 +169,7 @@ void linux_host_mem_drop(struct linux_host *lh, struct lh_vm *vm);
 int linux_host_scan_get(struct host *h, struct scan_tunables *out, const char **why);
 int linux_host_scan_set(struct host *h, const struct scan_tunables *t);
 
+/* linux_host_levers.c: the levers op (host.h), from the probes of linux_host_scan.c and open. */
+void linux_host_levers(struct host *h, struct host_lever *out);
+
 #endif

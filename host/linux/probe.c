@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "host/fileio.h"
 #include "host/linux/procfs.h"
 
 #define DEBUGFS_SCAN_SIZE "/sys/kernel/debug/sched/numa_balancing/scan_size_mb"
@@ -39,9 +41,31 @@ path_exists(const char *root, const char *path)
 	return access(full, F_OK) == 0;
 }
 
+/* Linux capability numbers (linux/capability.h), as bits of /proc/self/status CapEff. */
+#define PROBE_CAP_SYS_PTRACE 19
+#define PROBE_CAP_SYS_NICE   23
+
+/* This process's effective capabilities into *eff; 0, -ENOENT when the file says none. */
+static int
+self_caps_read(unsigned long long *eff)
+{
+	char *data = NULL;
+	const char *line;
+	size_t len;
+	int ret = fileio_read("/proc/self/status", 64 * 1024, &data, &len);
+
+	if (ret < 0)
+		return ret;
+	line = strstr(data, "\nCapEff:");
+	ret = line != NULL && sscanf(line, "\nCapEff: %llx", eff) == 1 ? 0 : -ENOENT;
+	free(data);
+	return ret;
+}
+
 int
 linux_host_probe(const char *root, int pid, int tid, struct linux_host_caps *out)
 {
+	unsigned long long eff;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -58,6 +82,11 @@ linux_host_probe(const char *root, int pid, int tid, struct linux_host_caps *out
 	}
 	out->sched_numa_faults = sched_has_faults(root, pid, tid) > 0;
 	out->debugfs_scan = path_exists(root, DEBUGFS_SCAN_SIZE);
+	out->sys_nice = out->sys_ptrace = -1;
+	if ((root == NULL || strcmp(root, "/") == 0) && self_caps_read(&eff) == 0) {
+		out->sys_nice = (eff >> PROBE_CAP_SYS_NICE) & 1;
+		out->sys_ptrace = (eff >> PROBE_CAP_SYS_PTRACE) & 1;
+	}
 	return 0;
 }
 

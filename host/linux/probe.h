@@ -20,6 +20,13 @@ struct linux_host_caps {
 	bool balancing_on;      /* bit LINUX_NUMA_BALANCING_NORMAL is set */
 	bool sched_numa_faults; /* sched files print numa_faults lines */
 	bool debugfs_scan;      /* /sys/kernel/debug/sched/numa_balancing/scan_size_mb exists */
+	/*
+	 * Whether this process has CAP_SYS_NICE (sched_setaffinity of other users' threads) and
+	 * CAP_SYS_PTRACE (move_pages and the reads of other users' processes), from its CapEff:
+	 * 1 or 0; -1 under a root other than "/" (a tree's processes are not acted on) or when
+	 * /proc/self/status does not say.
+	 */
+	int sys_nice, sys_ptrace;
 };
 
 /*

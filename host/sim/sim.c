@@ -201,6 +201,12 @@ sim_now(const struct sim *sim)
 	return sim->now_s;
 }
 
+unsigned
+sim_caps(const struct sim *sim)
+{
+	return sim->caps;
+}
+
 /*
  * VM idx as a balancer sees it.  kernel: the view of the kernel's balancing beside the
  * balancer, whose feedback is its own migrate-on-fault, not the balancer's moves.

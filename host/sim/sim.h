@@ -116,6 +116,8 @@ void sim_free(struct sim *sim);
 /* Advance one tick (runs the balancer when due).  Returns 0 or -errno. */
 int sim_step(struct sim *sim);
 double sim_now(const struct sim *sim);
+/* The HOST_CAP_* of this run, as every snapshot carries them (sim_balancer_caps, sim.c). */
+unsigned sim_caps(const struct sim *sim);
 /* Build the snapshot the balancer would see now; caller frees with snapshot_free(). */
 struct snapshot *sim_snapshot(struct sim *sim);
 /* Fill res from the run so far (res->policy etc.); caller frees with sim_result_free(). */

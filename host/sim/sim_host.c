@@ -187,6 +187,9 @@ sim_host_describe(struct host *h)
 	return sim_host_of(h)->describe;
 }
 
+/* Why no profile has the scan tunables, for scan_tunables_get and the levers. */
+#define SIM_HOST_NO_SCAN_WHY "the simulated host does not model the kernel's scan period"
+
 /*
  * No profile has the host-wide scan tunables: the simulator does not model the kernel's scan
  * period, so a lever it offered would change nothing in it (BRIEF section 3, lever parity).
@@ -196,7 +199,7 @@ sim_host_scan_get(struct host *h, struct scan_tunables *out, const char **why)
 {
 	(void)h;
 	(void)out;
-	*why = "the simulated host does not model the kernel's scan period";
+	*why = SIM_HOST_NO_SCAN_WHY;
 	return -EOPNOTSUPP;
 }
 
@@ -206,6 +209,33 @@ sim_host_scan_set(struct host *h, const struct scan_tunables *t)
 	(void)h;
 	(void)t;
 	return -EOPNOTSUPP;
+}
+
+/*
+ * Exactly the run's caps (lever parity): a lever is present when the profile has it, else
+ * absent, as the simulator answers it with -EOPNOTSUPP; the scan tunables with the reason
+ * sim_host_scan_get gives.
+ */
+static void
+sim_host_levers(struct host *h, struct host_lever *out)
+{
+	struct sim_host *sh = sim_host_of(h);
+	const char *profile = sim_profile_name(sh->scn->host_profile);
+	unsigned caps = sim_caps(sh->sim);
+
+	for (int i = 0; i < HOST_LEVER_NR; i++) {
+		bool has = (caps & (1u << i)) != 0;
+
+		out[i].state = has ? HOST_LEVER_PRESENT : HOST_LEVER_ABSENT;
+		if (has)
+			snprintf(out[i].reason, sizeof(out[i].reason),
+			         "simulated: the %s profile has it", profile);
+		else if (1u << i == HOST_CAP_SCAN_TUNABLES)
+			snprintf(out[i].reason, sizeof(out[i].reason), "%s", SIM_HOST_NO_SCAN_WHY);
+		else
+			snprintf(out[i].reason, sizeof(out[i].reason),
+			         "the %s profile stands for a host without it", profile);
+	}
 }
 
 static const struct host_ops sim_host_ops = {
@@ -225,6 +255,7 @@ static const struct host_ops sim_host_ops = {
     .wake_s = NULL,
     .scan_tunables_get = sim_host_scan_get,
     .scan_tunables_set = sim_host_scan_set,
+    .levers = sim_host_levers,
 };
 
 struct sim *
