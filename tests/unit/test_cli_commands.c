@@ -933,6 +933,30 @@ test_render_host(void **state)
 	              "vm db1\nhint_faults 1000\nsampling_source fault-stats\n");
 }
 
+/* The levers block of status: one line per lever, after the scan tunables line. */
+static void
+test_render_status_levers(void **state)
+{
+	static const char levers_json[] =
+	    "{\"scan_tunables\":{\"lever\":\"refused\",\"reason\":\"scan_size_mb: read-only "
+	    "(mode 0444)\",\"control\":false,\"slowed\":false},\"levers\":["
+	    "{\"name\":\"pin\",\"state\":\"present\",\"reason\":\"sched_setaffinity(2)\"},"
+	    "{\"name\":\"bind-live\",\"state\":\"absent\",\"reason\":\"mbind(2) is not\"},"
+	    "{\"name\":\"scan-tunables\",\"state\":\"refused\",\"reason\":\"scan_size_mb: "
+	    "read-only (mode 0444)\"}]}";
+
+	(void)state;
+	assert_rendered(
+	    cmd_status_render, levers_json,
+	    "\nscan tunables: refused: scan_size_mb: read-only (mode 0444) (scan_control "
+	    "no)\n"
+	    "levers:\n"
+	    "  pin            present  sched_setaffinity(2)\n"
+	    "  bind-live      absent   mbind(2) is not\n"
+	    "  scan-tunables  refused  scan_size_mb: read-only (mode 0444)\n",
+	    false);
+}
+
 static void
 test_render_events(void **state)
 {
@@ -1423,6 +1447,7 @@ main(void)
 	    cmocka_unit_test(test_command_help),
 	    cmocka_unit_test(test_render_host),
 	    cmocka_unit_test(test_render_events),
+	    cmocka_unit_test(test_render_status_levers),
 	    cmocka_unit_test(test_render_policy_place),
 	    cmocka_unit_test(test_render_top),
 	    cmocka_unit_test(test_render_json),

@@ -2,7 +2,7 @@
  * test_daemon_views.c - what list and vminfo say a VM's locality is: memory locality and fault
  * locality named apart, the fault figure measured from the faults that came since the last
  * look (a vCPU moved keeps none of its old node's faults) and never shown once no fault has
- * come for a while (sampling parked), with its age.
+ * come for a while (sampling parked), with its age; and what status says of the host's levers.
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,6 +22,7 @@
 
 #include <json-c/json.h>
 
+#include "agent/cmd_host.h"
 #include "agent/config.h"
 #include "agent/daemon.h"
 #include "agent/handlers.h"
@@ -194,6 +195,56 @@ test_views_explain(void **state)
 	tdaemon_stop(&v);
 }
 
+/*
+ * status: one entry per lever, named, with a state of the three and a reason, present exactly
+ * for the caps of the daemon's snapshot (lever parity), and each lever a line of the human
+ * rendering; under every profile.
+ */
+static void
+test_views_status_levers(void **state)
+{
+	const enum sim_profile profiles[] = {SIM_PROFILE_LINUX, SIM_PROFILE_LIBVIRT,
+	                                     SIM_PROFILE_IDEAL};
+	struct util_buf text = {0};
+	struct json_object *data, *levers;
+	char err[256], line[512];
+
+	(void)state;
+	for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++) {
+		struct tdaemon v;
+		unsigned caps;
+
+		views_start(&v, profiles[p]);
+		tdaemon_rounds(&v, 2);
+		caps = v.d.snap->caps;
+		assert_int_equal(
+		    tdaemon_call(&v, tdaemon_handler("status"), NULL, &data, err, sizeof(err)),
+		    PROTO_OK);
+		assert_true(json_object_object_get_ex(data, "levers", &levers));
+		assert_int_equal(json_object_array_length(levers), HOST_LEVER_NR);
+		cmd_status_render(&text, data);
+		for (int i = 0; i < HOST_LEVER_NR; i++) {
+			struct json_object *l = json_object_array_get_idx(levers, (size_t)i);
+			const char *st = json_str(l, "state");
+
+			assert_string_equal(json_str(l, "name"), host_cap_name(i));
+			assert_true(strcmp(st, "present") == 0 || strcmp(st, "absent") == 0 ||
+			            strcmp(st, "refused") == 0);
+			assert_int_equal(strcmp(st, "present") == 0, (caps & (1u << i)) != 0);
+			assert_true(json_str(l, "reason")[0] != '\0');
+			snprintf(line, sizeof(line), "\n  %-14s %-8s %s\n", host_cap_name(i), st,
+			         json_str(l, "reason"));
+			if (strstr(text.data, line) == NULL)
+				fail_msg("no line '%s' in:\n%s", line + 1, text.data);
+		}
+		assert_non_null(strstr(text.data, "\nlevers:\n"));
+		json_object_put(data);
+		free(text.data);
+		memset(&text, 0, sizeof(text));
+		tdaemon_stop(&v);
+	}
+}
+
 int
 main(void)
 {
@@ -201,6 +252,7 @@ main(void)
 	    cmocka_unit_test(test_views_after_migrate),
 	    cmocka_unit_test(test_views_stale),
 	    cmocka_unit_test(test_views_explain),
+	    cmocka_unit_test(test_views_status_levers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

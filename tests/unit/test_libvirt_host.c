@@ -41,6 +41,7 @@
 #include "agent/state.h"
 #include "host/host.h"
 #include "host/libvirt/lv_conn.h"
+#include "lever_check.h"
 #include "policy/engine.h"
 #include "policy/vm_policy.h"
 
@@ -170,6 +171,39 @@ test_default_driver(void **state)
  * The scan tunables are the machine's under --connect too: the libvirt host hands them to
  * its Linux host (here the tree's files: only scan_size_mb at first, so absent).
  */
+/*
+ * The levers are the inner Linux host's, in parity with the caps, the pin said as libvirt
+ * does it for domains and as the Linux host does it for the rest.
+ */
+static void
+test_levers(void **state)
+{
+	struct host_lever l[HOST_LEVER_NR], inner[HOST_LEVER_NR];
+	struct tree t;
+	struct host *h, *in;
+	char err[512];
+	unsigned caps;
+
+	(void)state;
+	tree_make(&t, "test");
+	h = host_open("test:///default", t.root);
+	caps = lever_parity_check(h, l);
+	assert_true(caps & HOST_CAP_PIN);
+	assert_non_null(strstr(l[host_cap_index(HOST_CAP_PIN)].reason,
+	                       "through libvirt (virDomainPinVcpuFlags; connected)"));
+	assert_non_null(strstr(l[host_cap_index(HOST_CAP_PIN)].reason, "sched_setaffinity"));
+	assert_int_equal(host_linux_open(t.root, 100, &in, err, sizeof(err)), 0);
+	lever_parity_check(in, inner);
+	for (int i = 0; i < HOST_LEVER_NR; i++) {
+		assert_int_equal(l[i].state, inner[i].state);
+		if (1u << i != HOST_CAP_PIN)
+			assert_string_equal(l[i].reason, inner[i].reason);
+	}
+	in->ops->close(in);
+	h->ops->close(h);
+	tree_remove(&t);
+}
+
 static void
 test_scan_tunables_delegated(void **state)
 {
@@ -752,6 +786,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_default_driver),
 	    cmocka_unit_test(test_scan_tunables_delegated),
+	    cmocka_unit_test(test_levers),
 	    cmocka_unit_test(test_custom_file),
 	    cmocka_unit_test(test_vcpu_node_follows_pin),
 	    cmocka_unit_test(test_policy_scopes),

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lever_check.h"
 #include "linux_test_util.h"
 
 #include "host/host.h"
@@ -237,6 +238,55 @@ test_linux_host_lever(void **state)
 	ltu_dir_remove(dir);
 }
 
+/*
+ * The Linux host's capability probe on a tree follows what its probes found: pins and
+ * move_pages present (with the tree's refusal said), binds and per-VM sampling absent, the
+ * scan tunables absent, present, then refused with the reason; in parity with the caps at
+ * each step.
+ */
+static void
+test_linux_host_levers(void **state)
+{
+	struct host_lever l[HOST_LEVER_NR];
+	struct scan_tunables t;
+	struct host *h = NULL;
+	const char *why = NULL;
+	char dir[64], err[512], path[4400];
+	const int scan = host_cap_index(HOST_CAP_SCAN_TUNABLES);
+
+	(void)state;
+	root_make(dir, sizeof(dir), "2node");
+	assert_int_equal(host_linux_open(dir, 100, &h, err, sizeof(err)), 0);
+	lever_parity_check(h, l);
+	for (int i = 0; i < HOST_LEVER_NR; i++) {
+		bool acts = 1u << i == HOST_CAP_PIN || 1u << i == HOST_CAP_MOVE_PAGES;
+
+		assert_int_equal(l[i].state, acts ? HOST_LEVER_PRESENT : HOST_LEVER_ABSENT);
+		if (acts)
+			assert_non_null(strstr(l[i].reason, "not acted on (EROFS)"));
+	}
+	assert_non_null(strstr(l[host_cap_index(HOST_CAP_PIN)].reason, "sched_setaffinity"));
+	assert_non_null(
+	    strstr(l[host_cap_index(HOST_CAP_BIND_AT_START)].reason, "placement='auto'"));
+	assert_non_null(strstr(l[scan].reason, "no scan tunables"));
+	h->ops->close(h);
+
+	set_make(dir, true);
+	assert_int_equal(host_linux_open(dir, 100, &h, err, sizeof(err)), 0);
+	lever_parity_check(h, l);
+	assert_int_equal(l[scan].state, HOST_LEVER_PRESENT);
+	assert_non_null(strstr(l[scan].reason, "/sys/kernel/debug/sched/numa_balancing"));
+	/* Made read-only: refused once probed again (as status probes before the report). */
+	snprintf(path, sizeof(path), "%s/" DEBUGFS_REL "scan_size_mb", dir);
+	assert_int_equal(chmod(path, 0444), 0);
+	assert_int_equal(h->ops->scan_tunables_get(h, &t, &why), -EACCES);
+	lever_parity_check(h, l);
+	assert_int_equal(l[scan].state, HOST_LEVER_REFUSED);
+	assert_string_equal(l[scan].reason, "scan_size_mb: read-only (mode 0444)");
+	h->ops->close(h);
+	ltu_dir_remove(dir);
+}
+
 /* The simulated host has no such lever, whatever its profile. */
 static void
 test_sim_has_none(void **state)
@@ -272,6 +322,7 @@ main(void)
 	    cmocka_unit_test(test_procfs_set),
 	    cmocka_unit_test(test_refused_and_absent),
 	    cmocka_unit_test(test_linux_host_lever),
+	    cmocka_unit_test(test_linux_host_levers),
 	    cmocka_unit_test(test_sim_has_none),
 	};
 
