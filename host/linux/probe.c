@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,18 +42,18 @@ path_exists(const char *root, const char *path)
 	return access(full, F_OK) == 0;
 }
 
-/* Linux capability numbers (linux/capability.h), as bits of /proc/self/status CapEff. */
-#define PROBE_CAP_SYS_PTRACE 19
-#define PROBE_CAP_SYS_NICE   23
+/* Most bytes of /proc/self/status read: a few KiB on any kernel, so this is ample. */
+#define PROBE_STATUS_MAX_BYTES (64 * 1024)
 
-/* This process's effective capabilities into *eff; 0, -ENOENT when the file says none. */
+/* This process's effective capabilities (CapEff, bit n: capability n) into *eff; 0, -ENOENT when
+ * the file says none. */
 static int
 self_caps_read(unsigned long long *eff)
 {
 	char *data = NULL;
 	const char *line;
 	size_t len;
-	int ret = fileio_read("/proc/self/status", 64 * 1024, &data, &len);
+	int ret = fileio_read("/proc/self/status", PROBE_STATUS_MAX_BYTES, &data, &len);
 
 	if (ret < 0)
 		return ret;
@@ -84,8 +85,8 @@ linux_host_probe(const char *root, int pid, int tid, struct linux_host_caps *out
 	out->debugfs_scan = path_exists(root, DEBUGFS_SCAN_SIZE);
 	out->sys_nice = out->sys_ptrace = -1;
 	if ((root == NULL || strcmp(root, "/") == 0) && self_caps_read(&eff) == 0) {
-		out->sys_nice = (eff >> PROBE_CAP_SYS_NICE) & 1;
-		out->sys_ptrace = (eff >> PROBE_CAP_SYS_PTRACE) & 1;
+		out->sys_nice = (eff >> CAP_SYS_NICE) & 1;
+		out->sys_ptrace = (eff >> CAP_SYS_PTRACE) & 1;
 	}
 	return 0;
 }

@@ -3,10 +3,12 @@
  *
  * Host-wide: whether automatic NUMA balancing runs (kernel.numa_balancing bit 1), whether
  * sched files carry numa_faults lines (CONFIG_SCHED_DEBUG before 6.15) and whether the
- * debugfs scan tunables are there.  Per VM: "fault-stats" when the kernel samples its guest
- * RAM with hinting faults, else "placement-only" with the reason.  The kernel does not scan
- * hugetlbfs mappings, nor mappings with an explicit mbind policy lacking MPOL_F_NUMA_BALANCING
- * (numa_maps shows any policy other than "default"; "=balancing" marks the flag).
+ * debugfs scan tunables are there, and whether this process holds the capabilities its
+ * levers need for other users' QEMUs (for `vnumactl status`, linux_host_levers.c).  Per VM:
+ * "fault-stats" when the kernel samples its guest RAM with hinting faults, else "placement-only"
+ * with the reason.  The kernel does not scan hugetlbfs mappings, nor mappings with an explicit
+ * mbind policy lacking MPOL_F_NUMA_BALANCING (numa_maps shows any policy other than "default";
+ * "=balancing" marks the flag).
  */
 #ifndef VNUMAD_HOST_LINUX_PROBE_H
 #define VNUMAD_HOST_LINUX_PROBE_H
