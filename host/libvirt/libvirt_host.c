@@ -790,6 +790,14 @@ lvh_levers(struct host *h, struct host_lever *out)
 	char inner[HOST_LEVER_REASON_MAX];
 
 	host_levers_get(lh->inner, lh->caps, out);
+	/* Not bind requests: what libvirt does for a restrictive placement='auto' domain. */
+	snprintf(out[host_cap_index(HOST_CAP_BIND_AT_START)].reason, HOST_LEVER_REASON_MAX, "%s",
+	         "no bind request: a domain with <numatune><memory mode='restrictive' "
+	         "placement='auto'/> starts bound to vnumactl place's advice, through the numad "
+	         "shim (docs/placement-advice.md)");
+	snprintf(out[host_cap_index(HOST_CAP_BIND_LIVE)].reason, HOST_LEVER_REASON_MAX, "%s",
+	         "no bind request: such a domain's live nodeset is widened before vnumad moves its "
+	         "memory and narrowed after (docs/linux-host.md, live memory binding)");
 	if (pin->state != HOST_LEVER_PRESENT)
 		return;
 	snprintf(inner, sizeof(inner), "%s", pin->reason);

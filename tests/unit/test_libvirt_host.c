@@ -173,7 +173,8 @@ test_default_driver(void **state)
  */
 /*
  * The levers are the inner Linux host's, in parity with the caps, the pin said as libvirt
- * does it for domains and as the Linux host does it for the rest.
+ * does it for domains and as the Linux host does it for the rest, the binds (absent as
+ * requests) as what libvirt does for a restrictive placement='auto' domain.
  */
 static void
 test_levers(void **state)
@@ -196,9 +197,14 @@ test_levers(void **state)
 	lever_parity_check(in, inner);
 	for (int i = 0; i < HOST_LEVER_NR; i++) {
 		assert_int_equal(l[i].state, inner[i].state);
-		if (1u << i != HOST_CAP_PIN)
+		if (1u << i != HOST_CAP_PIN && 1u << i != HOST_CAP_BIND_AT_START &&
+		    1u << i != HOST_CAP_BIND_LIVE)
 			assert_string_equal(l[i].reason, inner[i].reason);
 	}
+	/* binding is libvirt's own, for restrictive placement='auto' domains: no bind request */
+	assert_non_null(strstr(l[host_cap_index(HOST_CAP_BIND_AT_START)].reason,
+	                       "mode='restrictive' placement='auto'"));
+	assert_non_null(strstr(l[host_cap_index(HOST_CAP_BIND_LIVE)].reason, "widened"));
 	in->ops->close(in);
 	h->ops->close(h);
 	tree_remove(&t);
