@@ -110,9 +110,10 @@ const struct cli_command cli_commands[] = {
     },
     {
         .name = "place",
-        .spec = "--vcpus N --memory SIZE [--cells K]",
+        .spec = "--vcpus N --memory SIZE [--cells K] [--reserve]",
         .handler = cmd_place,
-        .help = "advise where a new VM would go, from the live host state (nothing reserved)",
+        .help = "advise where a new VM would go, from the live host state; --reserve holds "
+                "it for a VM about to start",
     },
     {
         .name = "status",

@@ -506,6 +506,9 @@ cmd_place_render(struct util_buf *buf, struct json_object *data)
 		                cell != NULL ? json_object_get_string(cell) : "-");
 	}
 	util_buf_printf(buf, "%-*s %s\n", width, "why:", cmd_json_string(data, "reason", "-"));
+	if (cmd_json_get(data, "reserved_s") != NULL)
+		util_buf_printf(buf, "%-*s %.0f s, until a VM of this shape appears\n", width,
+		                "held:", cmd_json_double(data, "reserved_s", 0));
 }
 
 int
@@ -533,6 +536,8 @@ cmd_place_args(const struct cli_args *args, struct json_object **req, char *err,
 	cmd_args_int(*req, "memory_mib", (int64_t)mib);
 	if (cells != NULL)
 		cmd_args_int(*req, "cells", nr_cells);
+	if (cli_args_has(args, "reserve"))
+		cmd_args_bool(*req, "reserve", true);
 	return 0;
 }
 

@@ -403,6 +403,18 @@ daemon_observe(struct daemon *d)
 		struct snap_vm *vm = &snap->vms[i];
 		struct dvm *v = daemon_vm(d, vm->id);
 
+		if (v != NULL && vm->nr_vcpus < v->nr_vcpus &&
+		    v->missing_rounds + 1 < DAEMON_VM_GONE_ROUNDS) {
+			/*
+			 * Fewer vCPUs under the same id: most often a QEMU that is exiting, its
+			 * threads ending one by one (a destroyed domain), seldom a vCPU unplugged.
+			 * Left out of the round as if missed (its record is kept): when the process
+			 * is gone by DAEMON_VM_GONE_ROUNDS it left once; when it is still there, it
+			 * left and arrives with its new vCPUs.
+			 */
+			snapshot_vm_remove(snap, i--);
+			continue;
+		}
 		if (v != NULL && v->nr_vcpus != vm->nr_vcpus) {
 			/* Same id, another VM: the old one left, this one arrives. */
 			daemon_event(d, v->id, v->name, "leave", "", 0, "%s left", v->name);

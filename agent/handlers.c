@@ -454,7 +454,7 @@ const struct control_command daemon_commands[] = {
     {"stats", false, h_stats, "vm:s"},
     {"events", false, h_events, "since:i limit:i follow:b vm:s"},
     {"explain", false, h_explain, "vm:s"},
-    {"place", false, h_place, "vcpus:i memory_mib:i cells:i"},
+    {"place", false, h_place, "vcpus:i memory_mib:i cells:i reserve:b"},
     {"pin", true, h_pin, "vm:s vcpu:i node:si"},
     {"unpin", true, h_unpin, "vm:s vcpu:i"},
     {"migrate", true, h_migrate, "vm:s node:si force:b"},

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "agent/handlers.h"
+#include "agent/log.h"
 #include "agent/state.h"
 #include "policy/engine.h"
 #include "policy/idlist.h"
@@ -922,6 +923,7 @@ h_place(HANDLER_ARGS)
 	struct daemon *d = ctx;
 	int64_t vcpus = 0, mem = 0, cells = 0;
 	uint64_t nodes = 0, cell_nodes[64] = {0};
+	bool reserve = false;
 	struct json_object *per = json_object_new_array();
 	char text[256], buf[NODEMASK_STR_MAX];
 	int rc;
@@ -938,12 +940,27 @@ h_place(HANDLER_ARGS)
 		snprintf(err, errlen, "cells: 0-%lld", (long long)(vcpus < 64 ? vcpus : 64));
 		return PROTO_BAD_REQUEST;
 	}
+	if (proto_arg_bool(args, "reserve", &reserve) == 0 && reserve && !peer->may_write) {
+		json_object_put(per);
+		snprintf(err, errlen,
+		         "permission denied: place --reserve holds room on the host (root or the "
+		         "daemon's writers only); without --reserve, anyone may ask");
+		return PROTO_FORBIDDEN;
+	}
 	rc = engine_advise(d->eng, d->snap, (int)vcpus, (uint64_t)mem, (int)cells, &nodes,
 	                   cell_nodes, text, sizeof(text));
 	if (rc < 0) {
 		json_object_put(per);
 		snprintf(err, errlen, "no placement: %s", text);
 		return PROTO_CONFLICT;
+	}
+	if (reserve) {
+		engine_reserve(d->eng, d->snap->now_s, nodes, (int)vcpus, (uint64_t)mem);
+		log_info("place: node%s %s held for a VM of %lld vCPUs and %lld MiB about to start "
+		         "(uid %u, pid %d)",
+		         nodemask_weight(nodes) > 1 ? "s" : "",
+		         nodemask_format(nodes, buf, sizeof(buf)), (long long)vcpus, (long long)mem,
+		         (unsigned)peer->uid, (int)peer->pid);
 	}
 	for (int c = 0; c < cells && cells > 1; c++)
 		json_object_array_add(
@@ -953,5 +970,8 @@ h_place(HANDLER_ARGS)
 	                       json_object_new_string(nodemask_format(nodes, buf, sizeof(buf))));
 	json_object_object_add(*data, "per_cell", per);
 	json_object_object_add(*data, "reason", json_object_new_string(text));
+	if (reserve)
+		json_object_object_add(*data, "reserved_s",
+		                       json_object_new_double(ENGINE_RESERVE_HOLD_S));
 	return PROTO_OK;
 }

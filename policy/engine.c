@@ -81,6 +81,7 @@ engine_vm_add(struct engine *e, const struct snapshot *snap, const struct snap_v
 	ev->seen = true;
 	engine_vm_alloc(ev, vm, snap->nr_nodes);
 	engine_groups_build(ev, vm, snap_vm_by_cells(snap, vm));
+	engine_reserve_claim(e, vm);
 	engine_table_insert(e->vms, e->cap, ev);
 	e->nr++;
 	return ev;

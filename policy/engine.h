@@ -88,5 +88,23 @@ int engine_report_vm(void *state, int vm_id, struct engine_vm_report *r);
  */
 int engine_advise(void *state, const struct snapshot *snap, int vcpus, uint64_t mem_mib,
                   int nr_cells, uint64_t *nodes, uint64_t *cell_nodes, char *text, size_t len);
+/*
+ * Advice held for a VM about to start (engine_reserve.c): at most ENGINE_RESERVE_MAX at once
+ * (the oldest makes room), each for ENGINE_RESERVE_HOLD_S seconds of host time unless a VM of
+ * its shape appears first.  60 s: libvirt starts a domain within seconds of asking (about
+ * 16 s under nested TCG), and a hold that outlives a domain that never started only makes the
+ * node look fuller for that long.
+ */
+#define ENGINE_RESERVE_MAX    64
+#define ENGINE_RESERVE_HOLD_S 60.0
+
+/*
+ * Hold an advice for a VM about to start (`vnumactl place --reserve`, libvirt's numad shim):
+ * the VM counts on nodes from now_s (host time) until a VM of vcpus vCPUs and mem_mib MiB
+ * appears or ENGINE_RESERVE_HOLD_S pass (policy/engine_reserve.c).  0 or -EINVAL.
+ */
+int engine_reserve(void *state, double now_s, uint64_t nodes, int vcpus, uint64_t mem_mib);
+/* Reservations held now. */
+int engine_reserve_count(void *state);
 
 #endif

@@ -110,6 +110,7 @@ engine_nodes_init(struct engine *e, const struct snapshot *snap)
 		for (int v = 0; v < ev->nr_vcpus; v++)
 			e->host_spare_cpus -= ev->util_avg[v];
 	}
+	engine_reserve_account(e, snap);
 }
 
 int64_t

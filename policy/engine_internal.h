@@ -198,6 +198,13 @@ struct eng_vm {
 	bool adverse;                                  /* this round: not chased */
 };
 
+struct eng_reserve {
+	uint64_t nodes;
+	int vcpus;
+	uint64_t mem_mib;
+	double until_s; /* host time */
+};
+
 struct engine {
 	struct eng_vm **vms; /* open-addressed hash by id */
 	size_t cap;          /* power of two */
@@ -229,7 +236,16 @@ struct engine {
 	uint64_t vms_rejected; /* VMs left out of a round, summed over rounds */
 	/* engine_memory.c: the host-wide rate limit at work (struct engine_counters) */
 	uint64_t rate_limited_rounds, rate_deferred_vms;
+	/* engine_reserve.c: advice held for VMs about to start, oldest first */
+	struct eng_reserve reserves[ENGINE_RESERVE_MAX];
+	int nr_reserves;
 };
+
+/* engine_reserve.c */
+/* A VM seen for the first time claims the oldest reservation of its shape. */
+void engine_reserve_claim(struct engine *e, const struct snap_vm *vm);
+/* Drop expired reservations, count the rest into the node view (end of engine_nodes_init). */
+void engine_reserve_account(struct engine *e, const struct snapshot *snap);
 
 /* engine.c */
 struct eng_vm *engine_vm_lookup(struct engine *e, int id);

@@ -544,7 +544,7 @@ guest_stop() {
 	# warning, no error event.
 	noise=$(grep -v -E -e '^vnumad: vnumad [0-9.]* running on the libvirt host' \
 		-e '^vnumad: stopping$' -e '^vnumad: restored the original affinity of [0-9]* vCPUs$' \
-		-e '^vnumad: (arrive|leave|pin|move|bind|sampling|policy|pause|resume|reload): ' \
+		-e '^vnumad: (arrive|leave|pin|move|bind|sampling|policy|pause|resume|reload|place): ' \
 		-e '^vnumad: request [a-z]+ .* from uid [0-9]+ [(]pid [0-9]+[)]: done$' \
 		"$OUT/vnumad.err")
 	[ -z "$noise" ] || lvt_fail "vnumad's stderr has more than its start, stop and action lines: $noise"

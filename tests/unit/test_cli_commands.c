@@ -297,7 +297,7 @@ test_help_lists_specs(void **state)
 	/* Where the socket comes from without -c, and what -c is not (virsh's URI). */
 	assert_non_null(strstr(r.out, "(default $VNUMAD_SOCKET,\n"));
 	assert_non_null(strstr(r.out, "else /run/vnumad/vnumad.sock; not a libvirt URI)\n"));
-	assert_non_null(strstr(r.out, "place --vcpus N --memory SIZE [--cells K]\n"));
+	assert_non_null(strstr(r.out, "place --vcpus N --memory SIZE [--cells K] [--reserve]\n"));
 	run_free(&r);
 }
 

@@ -27,6 +27,7 @@
 #include "agent/daemon.h"
 #include "agent/handlers.h"
 #include "daemon_harness.h"
+#include "policy/engine.h"
 
 /* One 4-vCPU private VM whose guest touched its 4 GiB on node 1, on a 2-node host. */
 static const char views_scenario[] =
@@ -245,14 +246,68 @@ test_views_status_levers(void **state)
 	}
 }
 
+/* `vnumactl place ARGS`, for a peer that may write or not: status, reply in *data. */
+static enum proto_status
+views_place(struct tdaemon *v, bool may_write, bool reserve, struct json_object **data, char *err,
+            size_t errlen)
+{
+	const struct control_peer peer = {.may_write = may_write};
+	struct json_object *args = json_object_new_object();
+	enum proto_status st;
+
+	json_object_object_add(args, "vcpus", json_object_new_int(8));
+	json_object_object_add(args, "memory_mib", json_object_new_int(16 * 1024));
+	if (reserve)
+		json_object_object_add(args, "reserve", json_object_new_boolean(true));
+	*data = NULL;
+	err[0] = '\0';
+	st = tdaemon_handler("place")(&v->d, NULL, &peer, args, data, err, errlen);
+	json_object_put(args);
+	return st;
+}
+
+/*
+ * place --reserve (the numad shim before libvirt starts a domain): the advice is held, so the
+ * next one for the same shape goes elsewhere; the reply says for how long; a peer that may
+ * not write gets 403 and holds nothing; without --reserve the answer stays the same.
+ */
+static void
+test_views_place_reserve(void **state)
+{
+	struct tdaemon v;
+	struct json_object *a, *b, *c;
+	char err[256];
+
+	(void)state;
+	views_start(&v, SIM_PROFILE_LINUX);
+	tdaemon_rounds(&v, 2);
+	assert_int_equal(views_place(&v, false, true, &a, err, sizeof(err)), PROTO_FORBIDDEN);
+	assert_non_null(strstr(err, "--reserve"));
+	assert_int_equal(engine_reserve_count(v.d.eng), 0);
+	assert_int_equal(views_place(&v, false, false, &a, err, sizeof(err)), PROTO_OK);
+	assert_int_equal(views_place(&v, false, false, &b, err, sizeof(err)), PROTO_OK);
+	assert_string_equal(json_str(a, "nodes"), json_str(b, "nodes"));
+	assert_false(json_object_object_get_ex(a, "reserved_s", NULL));
+	json_object_put(b);
+	assert_int_equal(views_place(&v, true, true, &b, err, sizeof(err)), PROTO_OK);
+	assert_true(json_object_object_get_ex(b, "reserved_s", NULL));
+	assert_int_equal(views_place(&v, true, true, &c, err, sizeof(err)), PROTO_OK);
+	assert_int_equal(engine_reserve_count(v.d.eng), 2);
+	assert_string_equal(json_str(a, "nodes"), json_str(b, "nodes"));
+	assert_string_not_equal(json_str(b, "nodes"), json_str(c, "nodes"));
+	json_object_put(a);
+	json_object_put(b);
+	json_object_put(c);
+	tdaemon_stop(&v);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_views_after_migrate),
-	    cmocka_unit_test(test_views_stale),
-	    cmocka_unit_test(test_views_explain),
-	    cmocka_unit_test(test_views_status_levers),
+	    cmocka_unit_test(test_views_after_migrate), cmocka_unit_test(test_views_stale),
+	    cmocka_unit_test(test_views_explain),       cmocka_unit_test(test_views_status_levers),
+	    cmocka_unit_test(test_views_place_reserve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
