@@ -29,6 +29,7 @@
 #include <json-c/json.h>
 
 #include "agent/daemon.h"
+#include "agent/events.h"
 #include "agent/handlers.h"
 #include "agent/state.h"
 #include "host/host.h"
@@ -48,6 +49,7 @@ struct stub {
 	struct host base; /* first: the daemon sees a struct host */
 	const char *state_file;
 	bool vm_gone;                 /* the VM is not in the snapshots */
+	int nr_vcpus;                 /* vm-a's vCPUs in the snapshots (0: STUB_VCPUS) */
 	int pin_rc[STUB_VCPUS];       /* what pin_vcpu returns, per vCPU */
 	uint64_t allowed[STUB_VCPUS]; /* each vCPU's allowed nodes in the snapshots */
 	struct stub_pin pins[STUB_PINS];
@@ -83,7 +85,7 @@ static int
 stub_snapshot(struct host *h, struct snapshot **out)
 {
 	struct stub *s = stub_of(h);
-	int vcpus = STUB_VCPUS;
+	int vcpus = s->nr_vcpus > 0 ? s->nr_vcpus : STUB_VCPUS;
 	struct snapshot *snap =
 	    snapshot_new(STUB_NODES, 2 * STUB_NODES, s->vm_gone ? 0 : 1, &vcpus);
 
@@ -450,6 +452,63 @@ test_unpin_keeps_what_failed(void **state)
 	assert_false(d->vms[0].admin_pinned);
 }
 
+/* How many events of kind the daemon holds. */
+static int
+events_of(struct daemon *d, const char *kind)
+{
+	uint64_t next;
+	struct json_object *all = events_query(&d->events, 0, -1, 0, &next);
+	int nr = 0;
+
+	for (size_t i = 0; i < json_object_array_length(all); i++) {
+		struct json_object *k;
+
+		if (json_object_object_get_ex(json_object_array_get_idx(all, i), "kind", &k) &&
+		    strcmp(json_object_get_string(k), kind) == 0)
+			nr++;
+	}
+	json_object_put(all);
+	return nr;
+}
+
+/*
+ * vm-a loses vCPU threads under the same pid: a QEMU exiting (virsh destroy) is left out of
+ * rounds, not taken for another VM, and leaves once when it is gone; one that keeps its fewer
+ * vCPUs (an unplug) leaves and arrives again with them once DAEMON_VM_GONE_ROUNDS passed.
+ */
+static void
+test_vcpus_shrink(void **state)
+{
+	struct fixture *f = *state;
+	struct daemon *d = f->d;
+
+	d->bal = &vnumad_balancer_ops;
+	d->eng = d->bal->create(NULL);
+	assert_int_equal(daemon_round(d), 0);
+	assert_int_equal(events_of(d, "arrive"), 1);
+	f->stub.nr_vcpus = 1; /* exiting: threads end */
+	assert_int_equal(daemon_round(d), 0);
+	assert_int_equal(d->snap->nr_vms, 0); /* left out of the round */
+	f->stub.vm_gone = true;
+	for (int i = 0; i < DAEMON_VM_GONE_ROUNDS; i++)
+		assert_int_equal(daemon_round(d), 0);
+	assert_int_equal(events_of(d, "leave"), 1);
+	assert_int_equal(events_of(d, "arrive"), 1);
+
+	/* back with 4 vCPUs, then an unplug to 2 that stays */
+	f->stub.vm_gone = false;
+	f->stub.nr_vcpus = 0;
+	assert_int_equal(daemon_round(d), 0);
+	assert_int_equal(events_of(d, "arrive"), 2);
+	f->stub.nr_vcpus = 2;
+	for (int i = 0; i < DAEMON_VM_GONE_ROUNDS; i++)
+		assert_int_equal(daemon_round(d), 0);
+	assert_int_equal(events_of(d, "leave"), 2);
+	assert_int_equal(events_of(d, "arrive"), 3);
+	assert_int_equal(d->snap->nr_vms, 1);
+	assert_int_equal(d->snap->vms[0].nr_vcpus, 2);
+}
+
 int
 main(void)
 {
@@ -458,6 +517,7 @@ main(void)
 	    cmocka_unit_test_setup_teardown(test_admin_pin_written_first, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_restore_keeps_what_failed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unpin_keeps_what_failed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_vcpus_shrink, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
